@@ -1,0 +1,10 @@
+//! The cluster objects tephra reads, stripped to the fields scheduling uses.
+//!
+//! They mirror the Kubernetes/Volcano JSON shapes (`metadata` / `spec` / `status`, camelCase) so a
+//! manifest or an API response deserializes straight into them; unknown fields are ignored.
+
+mod objects;
+mod time;
+
+pub use objects::*;
+pub use time::{Time, TimeError};

@@ -1,0 +1,475 @@
+//! Stripped Kubernetes and Volcano objects.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Time;
+use crate::model::Quantity;
+
+/// A `ResourceList` (`cpu: 2`, `memory: 4Gi`, ...).
+pub type ResourceList = BTreeMap<String, Quantity>;
+
+/// `metadata`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObjectMeta {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub creation_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<Time>,
+    pub resource_version: String,
+}
+
+impl ObjectMeta {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// `metav1.LabelSelector`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LabelSelector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// One `matchExpressions` entry of a label selector.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LabelSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod
+
+/// `v1.Pod`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Pod {
+    pub metadata: ObjectMeta,
+    pub spec: PodSpec,
+    pub status: PodStatus,
+}
+
+/// `v1.PodSpec`, stripped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSpec {
+    pub node_name: String,
+    pub scheduler_name: String,
+    pub priority: Option<i32>,
+    pub priority_class_name: String,
+    pub preemption_policy: Option<String>,
+    pub containers: Vec<Container>,
+    pub init_containers: Vec<Container>,
+    pub overhead: ResourceList,
+    pub node_selector: BTreeMap<String, String>,
+    pub affinity: Option<Affinity>,
+    pub tolerations: Vec<Toleration>,
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    pub scheduling_gates: Vec<SchedulingGate>,
+}
+
+/// `v1.Container`, stripped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Container {
+    pub name: String,
+    pub image: String,
+    pub resources: ResourceRequirements,
+    pub ports: Vec<ContainerPort>,
+    pub restart_policy: Option<String>,
+}
+
+/// `v1.ResourceRequirements`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceRequirements {
+    pub requests: ResourceList,
+    pub limits: ResourceList,
+}
+
+/// `v1.ContainerPort`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerPort {
+    pub container_port: i32,
+    pub host_port: i32,
+    #[serde(rename = "hostIP")]
+    pub host_ip: String,
+    pub protocol: String,
+}
+
+/// `v1.PodSchedulingGate`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SchedulingGate {
+    pub name: String,
+}
+
+/// `v1.Affinity`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    pub node_affinity: Option<NodeAffinity>,
+    pub pod_affinity: Option<PodAffinity>,
+    pub pod_anti_affinity: Option<PodAffinity>,
+}
+
+/// `v1.NodeAffinity`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeAffinity {
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+    pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
+}
+
+/// `v1.NodeSelector`: terms are ORed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+/// `v1.NodeSelectorTerm`: requirements are ANDed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    pub match_expressions: Vec<NodeSelectorRequirement>,
+    pub match_fields: Vec<NodeSelectorRequirement>,
+}
+
+/// `v1.NodeSelectorRequirement`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+/// `v1.PreferredSchedulingTerm`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PreferredSchedulingTerm {
+    pub weight: i32,
+    pub preference: NodeSelectorTerm,
+}
+
+/// `v1.PodAffinity` / `v1.PodAntiAffinity` (same shape).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodAffinity {
+    pub required_during_scheduling_ignored_during_execution: Vec<PodAffinityTerm>,
+    pub preferred_during_scheduling_ignored_during_execution: Vec<WeightedPodAffinityTerm>,
+}
+
+/// `v1.PodAffinityTerm`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodAffinityTerm {
+    pub label_selector: Option<LabelSelector>,
+    pub namespaces: Vec<String>,
+    pub topology_key: String,
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+/// `v1.WeightedPodAffinityTerm`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WeightedPodAffinityTerm {
+    pub weight: i32,
+    pub pod_affinity_term: PodAffinityTerm,
+}
+
+/// `v1.Toleration`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Toleration {
+    pub key: String,
+    pub operator: String,
+    pub value: String,
+    pub effect: String,
+    pub toleration_seconds: Option<i64>,
+}
+
+/// `v1.TopologySpreadConstraint`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologySpreadConstraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    pub when_unsatisfiable: String,
+    pub label_selector: Option<LabelSelector>,
+    pub min_domains: Option<i32>,
+    pub node_affinity_policy: Option<String>,
+    pub node_taints_policy: Option<String>,
+    pub match_label_keys: Vec<String>,
+}
+
+/// `v1.PodStatus`, stripped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodStatus {
+    pub phase: String,
+    pub nominated_node_name: String,
+    pub conditions: Vec<PodCondition>,
+}
+
+/// `v1.PodCondition`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node
+
+/// `v1.Node`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Node {
+    pub metadata: ObjectMeta,
+    pub spec: NodeSpec,
+    pub status: NodeStatus,
+}
+
+/// `v1.NodeSpec`, stripped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSpec {
+    pub unschedulable: bool,
+    pub taints: Vec<Taint>,
+}
+
+/// `v1.Taint`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    pub effect: String,
+}
+
+/// `v1.NodeStatus`, stripped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeStatus {
+    pub capacity: ResourceList,
+    pub allocatable: ResourceList,
+    pub images: Vec<ContainerImage>,
+}
+
+/// `v1.ContainerImage`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerImage {
+    pub names: Vec<String>,
+    pub size_bytes: i64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volcano objects
+
+/// `scheduling.volcano.sh/v1beta1 PodGroup`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodGroup {
+    pub metadata: ObjectMeta,
+    pub spec: PodGroupSpec,
+    pub status: PodGroupStatus,
+}
+
+/// PodGroup spec.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodGroupSpec {
+    pub min_member: i32,
+    pub min_task_member: BTreeMap<String, i32>,
+    pub queue: String,
+    pub priority_class_name: String,
+    pub min_resources: Option<ResourceList>,
+    pub network_topology: Option<NetworkTopologySpec>,
+    pub sub_group_policy: Vec<SubGroupPolicy>,
+}
+
+/// `networkTopology` of a PodGroup or sub-group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NetworkTopologySpec {
+    pub mode: String,
+    pub highest_tier_allowed: Option<i32>,
+    pub highest_tier_name: String,
+}
+
+/// One `subGroupPolicy` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SubGroupPolicy {
+    pub name: String,
+    pub sub_group_size: Option<i32>,
+    pub min_sub_groups: Option<i32>,
+    pub label_selector: Option<LabelSelector>,
+    pub match_label_keys: Vec<String>,
+    pub network_topology: Option<NetworkTopologySpec>,
+}
+
+/// PodGroup status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodGroupStatus {
+    pub phase: String,
+    pub conditions: Vec<PodGroupCondition>,
+    pub running: i32,
+    pub succeeded: i32,
+    pub failed: i32,
+}
+
+/// A PodGroup condition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodGroupCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(rename = "transitionID")]
+    pub transition_id: String,
+    pub last_transition_time: Option<Time>,
+    pub reason: String,
+    pub message: String,
+}
+
+/// `scheduling.volcano.sh/v1beta1 Queue`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Queue {
+    pub metadata: ObjectMeta,
+    pub spec: QueueSpec,
+    pub status: QueueStatus,
+}
+
+/// Queue spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct QueueSpec {
+    pub weight: i32,
+    pub capability: ResourceList,
+    pub deserved: ResourceList,
+    pub guarantee: Guarantee,
+    pub reclaimable: Option<bool>,
+    pub parent: String,
+    pub priority: i32,
+}
+
+impl Default for QueueSpec {
+    /// The CRD defaults `weight` to 1.
+    fn default() -> Self {
+        QueueSpec {
+            weight: 1,
+            capability: ResourceList::new(),
+            deserved: ResourceList::new(),
+            guarantee: Guarantee::default(),
+            reclaimable: None,
+            parent: String::new(),
+            priority: 0,
+        }
+    }
+}
+
+/// Queue `spec.guarantee`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Guarantee {
+    pub resource: ResourceList,
+}
+
+/// Queue status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct QueueStatus {
+    pub state: String,
+    pub allocated: ResourceList,
+}
+
+/// `scheduling.k8s.io/v1 PriorityClass`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PriorityClass {
+    pub metadata: ObjectMeta,
+    pub value: i32,
+    pub global_default: bool,
+}
+
+/// `topology.volcano.sh/v1alpha1 HyperNode`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNode {
+    pub metadata: ObjectMeta,
+    pub spec: HyperNodeSpec,
+}
+
+/// HyperNode spec.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNodeSpec {
+    pub tier: i32,
+    pub tier_name: String,
+    pub members: Vec<HyperNodeMember>,
+}
+
+/// A HyperNode member: a node or a child HyperNode.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNodeMember {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub selector: MemberSelector,
+}
+
+/// How a HyperNode member is selected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MemberSelector {
+    pub exact_match: Option<ExactMatch>,
+    pub regex_match: Option<RegexMatch>,
+    pub label_match: Option<LabelSelector>,
+}
+
+/// `exactMatch`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExactMatch {
+    pub name: String,
+}
+
+/// `regexMatch`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RegexMatch {
+    pub pattern: String,
+}
+
+/// Any object tephra watches, as one event payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterObject {
+    Pod(Box<Pod>),
+    Node(Box<Node>),
+    PodGroup(Box<PodGroup>),
+    Queue(Box<Queue>),
+    PriorityClass(Box<PriorityClass>),
+    HyperNode(Box<HyperNode>),
+}

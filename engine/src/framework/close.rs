@@ -1,0 +1,253 @@
+//! `CloseSession` (spec §3.9): plugin close hooks, the job status updater, queue status, and the
+//! per-task scheduling reasons, all returned as `Decisions`.
+
+use std::collections::BTreeMap;
+
+use super::{Bind, Decisions, Event, EventObject, Eviction, PodConditionUpdate, PodGroupUpdate, Pipelined, QueueUpdate, Session};
+use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
+use crate::model::{Dim, JobId, Quantity, Resource, TaskId, TaskStatus};
+
+impl Session {
+    /// Closes the session and returns its decisions.
+    pub fn close(mut self) -> Decisions {
+        self.close_plugins();
+        let mut d = Decisions::default();
+        let snap = self.state.snap.clone();
+        let tasks = &snap.tasks;
+        for &(t, n) in &self.binds {
+            d.binds.push(Bind {
+                namespace: tasks.namespace[t.idx()].clone(),
+                name: tasks.name[t.idx()].clone(),
+                uid: tasks.uid[t.idx()].clone(),
+                node: snap.nodes.name[n.idx()].clone(),
+            });
+        }
+        for (t, reason) in &self.evictions {
+            d.evictions.push(Eviction {
+                namespace: tasks.namespace[t.idx()].clone(),
+                name: tasks.name[t.idx()].clone(),
+                uid: tasks.uid[t.idx()].clone(),
+                reason: reason.clone(),
+            });
+        }
+        for t in 0..tasks.len() {
+            if self.state.task_status[t] == TaskStatus::Pipelined {
+                if let Some(n) = self.state.task_node[t] {
+                    d.pipelined.push(Pipelined {
+                        namespace: tasks.namespace[t].clone(),
+                        name: tasks.name[t].clone(),
+                        node: snap.nodes.name[n.idx()].clone(),
+                    });
+                }
+            }
+        }
+        for j in snap.jobs.ids() {
+            self.update_job(j, &mut d);
+        }
+        self.queue_status(&mut d);
+        d.events.extend(self.state.take_events());
+        d
+    }
+
+    /// The PodGroup phase Volcano's job updater computes.
+    pub fn pod_group_status(&self, j: JobId) -> PodGroupStatus {
+        let st = &self.state;
+        let uid = &st.options.uid;
+        let unschedulable = st.job_conditions[j.idx()]
+            .iter()
+            .any(|c| c.type_ == "Unschedulable" && c.status == "True" && &c.transition_id == uid);
+        let running = st.job_status_count(j, TaskStatus::Running);
+        let phase = if running > 0 && unschedulable {
+            "Unknown".to_string()
+        } else {
+            use TaskStatus::*;
+            let mut scheduled: u32 = [Running, Bound, Failed, Succeeded].iter().map(|&s| st.job_status_count(j, s)).sum();
+            let completed = st.job_status_count(j, Failed) + st.job_status_count(j, Succeeded);
+            scheduled += st.snap.jobs.tasks[j.idx()]
+                .iter()
+                .filter(|t| st.task_status[t.idx()] == Releasing && st.task_node[t.idx()].is_some())
+                .count() as u32;
+            if scheduled as i32 >= st.snap.jobs.podgroup[j.idx()].spec.min_member {
+                if scheduled == completed { "Completed".to_string() } else { "Running".to_string() }
+            } else if st.job_phase[j.idx()] != "Inqueue" {
+                "Pending".to_string()
+            } else {
+                "Inqueue".to_string()
+            }
+        };
+        PodGroupStatus {
+            phase,
+            conditions: st.job_conditions[j.idx()].clone(),
+            running: running as i32,
+            failed: st.job_status_count(j, TaskStatus::Failed) as i32,
+            succeeded: st.job_status_count(j, TaskStatus::Succeeded) as i32,
+        }
+    }
+
+    fn update_job(&self, j: JobId, d: &mut Decisions) {
+        let snap = &self.state.snap;
+        let status = self.pod_group_status(j);
+        let old = &snap.jobs.podgroup[j.idx()].status;
+        let changed = status.phase != old.phase
+            || status.running != old.running
+            || status.failed != old.failed
+            || status.succeeded != old.succeeded
+            || conditions_changed(&status.conditions, &old.conditions);
+        let ns = snap.jobs.namespace[j.idx()].clone();
+        let name = snap.jobs.name[j.idx()].clone();
+        let fit = self.job_fit_error(j);
+        let pg_object = EventObject::PodGroup { namespace: ns.clone(), name: name.clone() };
+        if matches!(status.phase.as_str(), "Unknown" | "Pending" | "Inqueue") {
+            let pending = self.state.job_status_count(j, TaskStatus::Pending);
+            d.events.push(Event {
+                object: pg_object,
+                type_: "Warning",
+                reason: "Unschedulable".into(),
+                message: format!("{pending}/{} tasks in gang unschedulable: {fit}", snap.jobs.tasks[j.idx()].len()),
+            });
+        } else if changed {
+            d.events.push(Event { object: pg_object, type_: "Normal", reason: "Scheduled".into(), message: "pod group is ready".into() });
+        }
+        for &t in &snap.jobs.tasks[j.idx()] {
+            if snap.tasks.sch_gated[t.idx()] {
+                continue;
+            }
+            let tx = self.state.task_last_tx[t.idx()];
+            let status = tx.map(|x| x.status).unwrap_or(self.state.task_status[t.idx()]);
+            if !matches!(self.state.task_status[t.idx()], TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined) {
+                continue;
+            }
+            let node = tx.map(|x| x.node).unwrap_or(self.state.task_node[t.idx()]).map(|n| snap.nodes.name[n.idx()].clone());
+            let key = snap.tasks.key(t);
+            let (reason, mut message, nominated) = match status {
+                TaskStatus::Allocated => (
+                    "Schedulable",
+                    format!("Pod {key} can possibly be assigned to {}, once minAvailable is satisfied", node.clone().unwrap_or_default()),
+                    None,
+                ),
+                TaskStatus::Pipelined => {
+                    let evicted = tx.map(|x| x.eviction_occurred).unwrap_or(self.state.task_eviction_occurred[t.idx()]);
+                    (
+                        "Unschedulable",
+                        format!(
+                            "Pod {key} can possibly be assigned to {}, once resource is released and minAvailable is satisfied",
+                            node.clone().unwrap_or_default()
+                        ),
+                        if evicted { node.clone() } else { None },
+                    )
+                }
+                TaskStatus::Pending => ("Unschedulable", self.task_fit_message(j, t), None),
+                other => (other.name(), fit.clone(), None),
+            };
+            if message.is_empty() {
+                message = if fit.is_empty() { "all nodes are unavailable".into() } else { fit.clone() };
+            }
+            d.pod_conditions.push(PodConditionUpdate {
+                namespace: snap.tasks.namespace[t.idx()].clone(),
+                name: snap.tasks.name[t.idx()].clone(),
+                reason: reason.to_string(),
+                message,
+                nominated_node: nominated,
+            });
+        }
+        d.pod_groups.push(PodGroupUpdate { namespace: ns, name, status, changed });
+    }
+
+    /// The per-task reason: its fit errors, else the job fit error.
+    pub fn task_fit_message(&self, j: JobId, t: TaskId) -> String {
+        match self.state.job_fit_errors[j.idx()].get(&t) {
+            Some(fe) => fe.summary(self.state.snap.nodes.len()),
+            None => self.job_fit_error(j),
+        }
+    }
+
+    /// Volcano's `JobInfo.FitError()`: readiness, a status histogram and the first reason.
+    pub fn job_fit_error(&self, j: JobId) -> String {
+        let st = &self.state;
+        let mut hist: BTreeMap<String, i32> = BTreeMap::new();
+        for s in TaskStatus::ALL {
+            let c = st.job_status_count(j, s);
+            if c > 0 {
+                *hist.entry(s.name().to_string()).or_default() += c as i32;
+            }
+        }
+        hist.insert("minAvailable".into(), st.snap.jobs.min_available[j.idx()]);
+        let mut parts: Vec<String> = hist.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        parts.sort();
+        let ready = if st.job_is_ready(j) { "pod group is ready" } else { "pod group is not ready" };
+        let mut msg = format!("{ready}, {}", parts.join(", "));
+        if !st.job_fit_message[j.idx()].is_empty() {
+            msg.push_str(&format!(". Origin reason is: {}", st.job_fit_message[j.idx()]));
+        } else if let Some((t, fe)) = st.job_fit_errors[j.idx()].iter().next() {
+            msg.push_str(&format!(
+                ". Origin reason is {}: {}",
+                st.snap.tasks.name[t.idx()],
+                fe.summary(st.snap.nodes.len())
+            ));
+        }
+        msg
+    }
+
+    fn queue_status(&self, d: &mut Decisions) {
+        let snap = &self.state.snap;
+        let q = &snap.queues;
+        let mut alloc: Vec<Resource> = vec![Resource::empty(); q.len()];
+        for j in snap.jobs.ids() {
+            let qi = snap.jobs.queue[j.idx()].idx();
+            for &t in &snap.jobs.tasks[j.idx()] {
+                if self.state.task_status[t.idx()].is_allocated() {
+                    alloc[qi].add(&snap.tasks.resreq[t.idx()]);
+                }
+            }
+        }
+        if let Some(root) = q.id("root") {
+            let own = alloc.clone();
+            for qi in q.ids() {
+                if qi == root {
+                    continue;
+                }
+                let mut parent = if q.parent[qi.idx()].is_empty() { Some(root) } else { q.id(&q.parent[qi.idx()]) };
+                let mut guard = 0;
+                while let Some(p) = parent {
+                    alloc[p.idx()].add(&own[qi.idx()]);
+                    if p == root || guard > q.len() {
+                        break;
+                    }
+                    guard += 1;
+                    parent = if q.parent[p.idx()].is_empty() { Some(root) } else { q.id(&q.parent[p.idx()]) };
+                }
+            }
+        }
+        for qi in q.ids() {
+            let list = to_resource_list(&alloc[qi.idx()]);
+            let old = &q.object[qi.idx()].status.allocated;
+            if !Resource::from_list(&list).equal(&Resource::from_list(old)) || !Resource::from_list(old).equal(&Resource::from_list(&list)) {
+                d.queues.push(QueueUpdate { name: q.name[qi.idx()].clone(), allocated: list });
+            }
+        }
+    }
+}
+
+/// Conditions compared by position, ignoring transition time and transition ID.
+fn conditions_changed(new: &[PodGroupCondition], old: &[PodGroupCondition]) -> bool {
+    new.len() != old.len()
+        || new.iter().zip(old).any(|(n, o)| {
+            (&n.type_, &n.status, &n.reason, &n.message) != (&o.type_, &o.status, &o.reason, &o.message)
+        })
+}
+
+/// `ConvertRes2ResList`: cpu as millicores, memory and `pods` whole, other scalars milli.
+pub fn to_resource_list(r: &Resource) -> ResourceList {
+    let mut l = ResourceList::new();
+    let q = |s: String| Quantity::parse(&s).unwrap_or_else(|_| Quantity::from_units(0));
+    l.insert("cpu".into(), q(format!("{}m", r.milli_cpu.max(0.0) as i64)));
+    l.insert("memory".into(), Quantity::from_units(r.memory.max(0.0) as i64));
+    for (dim, v) in r.scalars() {
+        if dim == Dim::PODS {
+            l.insert("pods".into(), Quantity::from_units(v.max(0.0) as i64));
+        } else {
+            l.insert(dim.name().to_string(), q(format!("{}m", v.max(0.0) as i64)));
+        }
+    }
+    l
+}

@@ -1,0 +1,70 @@
+//! What a session decided, as plain data for the cache and the adapters to apply.
+
+use crate::api::{PodGroupStatus, ResourceList};
+
+use super::Event;
+
+/// Bind a pod to a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub node: String,
+}
+
+/// Evict a pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eviction {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub reason: String,
+}
+
+/// A task left pipelined on a node at close (it waits for resources being released).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipelined {
+    pub namespace: String,
+    pub name: String,
+    pub node: String,
+}
+
+/// The PodGroup status computed at close; `changed` says whether it must be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodGroupUpdate {
+    pub namespace: String,
+    pub name: String,
+    pub status: PodGroupStatus,
+    pub changed: bool,
+}
+
+/// A queue whose `status.allocated` must be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueUpdate {
+    pub name: String,
+    pub allocated: ResourceList,
+}
+
+/// The `PodScheduled=False` condition for a task that is not bound yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodConditionUpdate {
+    pub namespace: String,
+    pub name: String,
+    pub reason: String,
+    pub message: String,
+    /// The nominated node, when an eviction was made for this task.
+    pub nominated_node: Option<String>,
+}
+
+/// Everything one cycle decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decisions {
+    pub binds: Vec<Bind>,
+    pub evictions: Vec<Eviction>,
+    pub pipelined: Vec<Pipelined>,
+    pub pod_groups: Vec<PodGroupUpdate>,
+    pub queues: Vec<QueueUpdate>,
+    pub pod_conditions: Vec<PodConditionUpdate>,
+    pub events: Vec<Event>,
+}

@@ -1,0 +1,332 @@
+//! One dispatch function per extension point, each implementing Volcano's combination rule
+//! (spec §3.3) in exactly one place. Tiers are walked in order, plugins in order inside a tier;
+//! a plugin takes part only if its enable flag for the point is set (points without a flag are
+//! noted).
+
+use std::cmp::Ordering;
+
+use super::{FitError, JobInvalid, Session, Vote};
+use crate::config::Point;
+use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
+
+fn pod_index(name: &str) -> Option<i64> {
+    let parts: Vec<&str> = name.split('-').collect();
+    if parts.len() >= 3 { parts[parts.len() - 1].parse().ok() } else { None }
+}
+
+impl Session {
+    /// JobOrder (less): the first non-equal answer wins; nobody → earlier creation, then
+    /// smaller UID (`ns/name`).
+    pub fn job_order_less(&self, l: JobId, r: JobId) -> bool {
+        match self.job_order_compare(l, r) {
+            Ordering::Equal => {
+                let j = &self.state.snap.jobs;
+                (j.created[l.idx()], &j.uid[l.idx()]) < (j.created[r.idx()], &j.uid[r.idx()])
+            }
+            o => o == Ordering::Less,
+        }
+    }
+
+    /// JobOrderCompareFn: the first non-equal answer, `Equal` when nobody answers.
+    pub fn job_order_compare(&self, l: JobId, r: JobId) -> Ordering {
+        self.enabled(Point::JobOrder)
+            .map(|(_, p)| p.job_order(&self.state, l, r))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    }
+
+    /// SubJobOrder (less): first non-equal; nobody → smaller match index, then smaller UID.
+    pub fn sub_job_order_less(&self, l: SubJobId, r: SubJobId) -> bool {
+        let o = self
+            .enabled(Point::SubJobOrder)
+            .map(|(_, p)| p.sub_job_order(&self.state, l, r))
+            .find(|o| *o != Ordering::Equal);
+        match o {
+            Some(o) => o == Ordering::Less,
+            None => {
+                let s = &self.state.snap.sub_jobs;
+                (s.match_index[l.idx()], &s.uid[l.idx()]) < (s.match_index[r.idx()], &s.uid[r.idx()])
+            }
+        }
+    }
+
+    /// QueueOrder (less): first non-equal; nobody → earlier creation, then name.
+    pub fn queue_order_less(&self, l: QueueId, r: QueueId) -> bool {
+        let o = self
+            .enabled(Point::QueueOrder)
+            .map(|(_, p)| p.queue_order(&self.state, l, r))
+            .find(|o| *o != Ordering::Equal);
+        match o {
+            Some(o) => o == Ordering::Less,
+            None => {
+                let q = &self.state.snap.queues;
+                (q.created[l.idx()], &q.name[l.idx()]) < (q.created[r.idx()], &q.name[r.idx()])
+            }
+        }
+    }
+
+    /// VictimQueueOrder (less, no enable flag): first non-equal; nobody → `!QueueOrder(l, r)`.
+    pub fn victim_queue_order_less(&self, l: QueueId, r: QueueId, preemptor: QueueId) -> bool {
+        for tier in self.all_by_tier() {
+            for p in tier {
+                let o = p.victim_queue_order(&self.state, l, r, preemptor);
+                if o != Ordering::Equal {
+                    return o == Ordering::Less;
+                }
+            }
+        }
+        !self.queue_order_less(l, r)
+    }
+
+    /// TaskOrder (less): first non-equal; nobody → Volcano's `CompareTask` (pod-name index,
+    /// then creation, then UID).
+    pub fn task_order_less(&self, l: TaskId, r: TaskId) -> bool {
+        let o = self
+            .enabled(Point::TaskOrder)
+            .map(|(_, p)| p.task_order(&self.state, l, r))
+            .find(|o| *o != Ordering::Equal);
+        if let Some(o) = o {
+            return o == Ordering::Less;
+        }
+        let t = &self.state.snap.tasks;
+        match (pod_index(&t.name[l.idx()]), pod_index(&t.name[r.idx()])) {
+            (Some(a), Some(b)) if a != b => a < b,
+            _ => (t.created[l.idx()], &t.uid[l.idx()]) < (t.created[r.idx()], &t.uid[r.idx()]),
+        }
+    }
+
+    /// PrePredicate: every plugin must pass; the first error is returned.
+    pub fn pre_predicate(&self, task: TaskId) -> Result<(), FitError> {
+        for (_, p) in self.enabled(Point::Predicate) {
+            p.pre_predicate(&self.state, task)?;
+        }
+        Ok(())
+    }
+
+    /// Predicate: every plugin must pass; the first error is returned (short-circuit).
+    pub fn predicate(&self, task: TaskId, node: NodeId) -> Result<(), FitError> {
+        for (_, p) in self.enabled(Point::Predicate) {
+            p.predicate(&self.state, task, node)?;
+        }
+        Ok(())
+    }
+
+    /// NodeOrder: the sum of every plugin's score; the first error aborts with 0.
+    pub fn node_order(&self, task: TaskId, node: NodeId) -> f64 {
+        let mut sum = 0.0;
+        for (_, p) in self.enabled(Point::NodeOrder) {
+            match p.node_order(&self.state, task, node) {
+                Some(Ok(s)) => sum += s,
+                Some(Err(_)) => return 0.0,
+                None => {}
+            }
+        }
+        sum
+    }
+
+    /// BatchNodeOrder: per-node sum over plugins; the first error aborts with `None`.
+    pub fn batch_node_order(&self, task: TaskId, nodes: &[NodeId]) -> Option<Vec<f64>> {
+        let mut sum = vec![0.0; nodes.len()];
+        for (_, p) in self.enabled(Point::NodeOrder) {
+            match p.batch_node_order(&self.state, task, nodes) {
+                Some(Ok(scores)) => {
+                    for (s, v) in sum.iter_mut().zip(scores) {
+                        *s += v;
+                    }
+                }
+                Some(Err(_)) => return None,
+                None => {}
+            }
+        }
+        Some(sum)
+    }
+
+    /// BestNode: the first plugin that names a node wins.
+    pub fn best_node(&self, task: TaskId, scores: &[(NodeId, f64)]) -> Option<NodeId> {
+        self.enabled(Point::BestNode).find_map(|(_, p)| p.best_node(&self.state, task, scores))
+    }
+
+    /// JobValid (no enable flag): the first failure is returned.
+    pub fn job_valid(&self, job: JobId) -> Option<JobInvalid> {
+        self.all_by_tier().flatten().find_map(|p| p.job_valid(&self.state, job))
+    }
+
+    /// JobReady: every registered plugin must say true; nobody → true.
+    pub fn job_ready(&self, job: JobId) -> bool {
+        self.enabled(Point::JobReady).all(|(_, p)| p.job_ready(&self.state, job).unwrap_or(true))
+    }
+
+    /// SubJobReady: without a sub-group policy, `JobReady`; else every registered plugin true.
+    pub fn sub_job_ready(&self, job: JobId, sj: SubJobId) -> bool {
+        if !self.state.snap.jobs.has_sub_group_policy[job.idx()] {
+            return self.job_ready(job);
+        }
+        self.enabled(Point::SubJobReady).all(|(_, p)| p.sub_job_ready(&self.state, job, sj).unwrap_or(true))
+    }
+
+    /// The tiered vote (spec §3.3.3): any Reject → false at once; the first tier with a
+    /// Permit → true; nobody → true.
+    fn vote(&self, point: Point, f: impl Fn(&dyn super::Plugin) -> Vote) -> bool {
+        for tier in self.enabled_by_tier(point) {
+            let mut permitted = false;
+            for p in tier {
+                match f(p) {
+                    Vote::Reject => return false,
+                    Vote::Permit => permitted = true,
+                    Vote::Abstain => {}
+                }
+            }
+            if permitted {
+                return true;
+            }
+        }
+        true
+    }
+
+    /// JobPipelined: tiered vote.
+    pub fn job_pipelined(&self, job: JobId) -> bool {
+        self.vote(Point::JobPipelined, |p| p.job_pipelined(&self.state, job))
+    }
+
+    /// SubJobPipelined: without a sub-group policy, `JobPipelined`; else tiered vote.
+    pub fn sub_job_pipelined(&self, job: JobId, sj: SubJobId) -> bool {
+        if !self.state.snap.jobs.has_sub_group_policy[job.idx()] {
+            return self.job_pipelined(job);
+        }
+        self.vote(Point::SubJobPipelined, |p| p.sub_job_pipelined(&self.state, job, sj))
+    }
+
+    /// JobEnqueueable: tiered vote (gated by `enableJobEnqueued`).
+    pub fn job_enqueueable(&self, job: JobId) -> bool {
+        self.vote(Point::JobEnqueued, |p| p.job_enqueueable(&self.state, job))
+    }
+
+    /// JobStarving (spec §3.3.4): in the first tier with a registered plugin, all must be true;
+    /// nobody registered → false.
+    pub fn job_starving(&self, job: JobId) -> bool {
+        for tier in self.enabled_by_tier(Point::JobStarving) {
+            let mut found = false;
+            for p in tier {
+                if let Some(v) = p.job_starving(&self.state, job) {
+                    found = true;
+                    if !v {
+                        return false;
+                    }
+                }
+            }
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The tiered victim intersection (spec §3.3.2): an empty answer abandons the tier, an
+    /// empty intersection is re-initialised by the next plugin, the first tier that ends with a
+    /// non-empty list decides.
+    fn victims(&self, point: Point, f: impl Fn(&dyn super::Plugin) -> Option<Vec<TaskId>>) -> Vec<TaskId> {
+        for tier in self.enabled_by_tier(point) {
+            let mut victims: Option<Vec<TaskId>> = None;
+            for p in tier {
+                let Some(cands) = f(p) else { continue };
+                if cands.is_empty() {
+                    victims = None;
+                    break;
+                }
+                victims = match victims {
+                    None => Some(cands),
+                    Some(v) => {
+                        let kept: Vec<TaskId> = v.into_iter().filter(|t| cands.contains(t)).collect();
+                        if kept.is_empty() { None } else { Some(kept) }
+                    }
+                };
+            }
+            if let Some(v) = victims {
+                return v;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Preemptable: tiered victim intersection.
+    pub fn preemptable(&self, preemptor: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
+        self.victims(Point::Preemptable, |p| p.preemptable(&self.state, preemptor, candidates))
+    }
+
+    /// Reclaimable: tiered victim intersection.
+    pub fn reclaimable(&self, reclaimer: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
+        self.victims(Point::Reclaimable, |p| p.reclaimable(&self.state, reclaimer, candidates))
+    }
+
+    /// VictimTasks: per tier, the union of every plugin's answer; the first non-empty tier wins.
+    pub fn victim_tasks(&self, tasks: &[TaskId]) -> Vec<TaskId> {
+        for tier in self.enabled_by_tier(Point::Victim) {
+            let mut union: Vec<TaskId> = Vec::new();
+            for p in tier {
+                for t in p.victim_tasks(&self.state, tasks).unwrap_or_default() {
+                    if !union.contains(&t) {
+                        union.push(t);
+                    }
+                }
+            }
+            if !union.is_empty() {
+                return union;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Allocatable: every registered plugin must say true.
+    pub fn allocatable(&self, queue: QueueId, task: TaskId) -> bool {
+        self.enabled(Point::Allocatable).all(|(_, p)| p.allocatable(&self.state, queue, task).unwrap_or(true))
+    }
+
+    /// Overused: any registered plugin saying true.
+    pub fn overused(&self, queue: QueueId) -> bool {
+        self.enabled(Point::Overused).any(|(_, p)| p.overused(&self.state, queue).unwrap_or(false))
+    }
+
+    /// Preemptive: every registered plugin must say true.
+    pub fn preemptive(&self, queue: QueueId, task: TaskId) -> bool {
+        self.enabled(Point::Preemptive).all(|(_, p)| p.preemptive(&self.state, queue, task).unwrap_or(true))
+    }
+
+    /// HyperNodeOrder: per hyper-node sum over plugins (0 when nobody scores).
+    pub fn hyper_node_order(&self, sj: SubJobId, hns: &[HyperNodeId]) -> Vec<f64> {
+        let mut sum = vec![0.0; hns.len()];
+        for (_, p) in self.enabled(Point::HyperNodeOrder) {
+            if let Some(scores) = p.hyper_node_order(&self.state, sj, hns) {
+                for (s, v) in sum.iter_mut().zip(scores) {
+                    *s += v;
+                }
+            }
+        }
+        sum
+    }
+
+    /// HyperNodeGradientForJob: the first plugin that registered it decides; nobody → `[[hn]]`.
+    pub fn hyper_node_gradient_for_job(&self, job: JobId, hn: HyperNodeId) -> Vec<Vec<HyperNodeId>> {
+        self.enabled(Point::HyperNodeGradient)
+            .find_map(|(_, p)| p.hyper_node_gradient_for_job(&self.state, job, hn))
+            .unwrap_or_else(|| vec![vec![hn]])
+    }
+
+    /// HyperNodeGradientForSubJob: the first plugin that registered it decides; nobody → `[[hn]]`.
+    pub fn hyper_node_gradient_for_sub_job(&self, sj: SubJobId, hn: HyperNodeId) -> Vec<Vec<HyperNodeId>> {
+        self.enabled(Point::HyperNodeGradient)
+            .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn))
+            .unwrap_or_else(|| vec![vec![hn]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pod_index;
+
+    #[test]
+    fn pod_index_needs_three_components() {
+        assert_eq!(pod_index("pg1-p-2"), Some(2));
+        assert_eq!(pod_index("p-2"), None);
+        assert_eq!(pod_index("a-b-x"), None);
+    }
+}

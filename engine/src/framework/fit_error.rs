@@ -1,0 +1,84 @@
+//! Predicate outcomes: status codes, a task's failure on one node, and on all nodes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::model::NodeId;
+
+/// Volcano's / kube-scheduler's status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusCode {
+    Error,
+    Unschedulable,
+    UnschedulableAndUnresolvable,
+    Wait,
+    Skip,
+}
+
+/// One reason a task cannot go to a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub code: StatusCode,
+    pub reason: String,
+}
+
+/// Why a task does not fit one node (all reasons collected there).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FitError {
+    pub statuses: Vec<Status>,
+}
+
+impl FitError {
+    /// A single-reason error.
+    pub fn new(code: StatusCode, reason: impl Into<String>) -> Self {
+        FitError { statuses: vec![Status { code, reason: reason.into() }] }
+    }
+
+    /// The reasons, in order.
+    pub fn reasons(&self) -> impl Iterator<Item = &str> {
+        self.statuses.iter().map(|s| s.reason.as_str())
+    }
+
+    /// True when some status has one of `codes`.
+    pub fn has_any(&self, codes: &[StatusCode]) -> bool {
+        self.statuses.iter().any(|s| codes.contains(&s.code))
+    }
+}
+
+impl fmt::Display for FitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r: Vec<&str> = self.reasons().collect();
+        f.write_str(&r.join(", "))
+    }
+}
+
+/// Why a task could not be placed anywhere: per-node errors, or one message for all nodes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FitErrors {
+    pub nodes: BTreeMap<NodeId, FitError>,
+    /// Set when the search was limited to one hyper-node.
+    pub hyper_node: Option<String>,
+    /// A message that applies to every node (e.g. a failed pre-predicate).
+    pub message: String,
+}
+
+impl FitErrors {
+    /// "0/N nodes are unavailable: 2 Insufficient cpu, 1 node(s) had untolerated taint."
+    /// with `total` the number of nodes considered.
+    pub fn summary(&self, total: usize) -> String {
+        let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in self.nodes.values() {
+            for r in e.reasons() {
+                *hist.entry(r).or_default() += 1;
+            }
+        }
+        let prefix = self.hyper_node.as_ref().map(|h| format!("In hyperNode {h}: ")).unwrap_or_default();
+        if hist.is_empty() {
+            let msg = if self.message.is_empty() { "all nodes are unavailable" } else { &self.message };
+            return format!("{prefix}{msg}");
+        }
+        let mut parts: Vec<String> = hist.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        parts.sort();
+        format!("{prefix}0/{total} nodes are unavailable: {}.", parts.join(", "))
+    }
+}

@@ -1,0 +1,28 @@
+//! The scheduling framework: the `Plugin` trait and registry, the `Session` with one dispatch
+//! function per extension point, `Statement` transactions, and session close into `Decisions`.
+
+mod close;
+mod decisions;
+mod dispatch;
+mod event;
+mod fit_error;
+mod options;
+mod plugin;
+mod registry;
+mod session;
+mod state;
+mod statement;
+mod topology;
+mod vote;
+
+pub use close::to_resource_list;
+pub use decisions::{Bind, Decisions, Eviction, PodConditionUpdate, PodGroupUpdate, Pipelined, QueueUpdate};
+pub use event::{Event, EventObject};
+pub use fit_error::{FitError, FitErrors, Status, StatusCode};
+pub use options::{NodeSampling, SessionOptions};
+pub use plugin::{Plugin, PluginBuilder};
+pub use registry::PluginRegistry;
+pub use session::{Session, validate_plugins};
+pub use state::{LastTransaction, SessionState, StatusCounts};
+pub use statement::{Op, Statement};
+pub use vote::{JobInvalid, Vote};

@@ -1,0 +1,136 @@
+//! A scheduling session: the state of one cycle plus the plugins opened on it, tier by tier.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::{PluginRegistry, SessionOptions, SessionState};
+use crate::config::{ConfigError, PluginOption, Point, SchedulerConfig};
+use crate::model::{NodeId, TaskId};
+use crate::snapshot::Snapshot;
+
+use super::Plugin;
+
+/// One configured plugin instance.
+pub(crate) struct Slot {
+    pub option: PluginOption,
+    pub plugin: Box<dyn Plugin>,
+}
+
+/// An open session.
+pub struct Session {
+    pub state: SessionState,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) tiers: Vec<Range<usize>>,
+    /// Binds issued by statement commits and `allocate_and_dispatch`, in order.
+    pub binds: Vec<(TaskId, NodeId)>,
+    /// Evictions issued, with their reason.
+    pub evictions: Vec<(TaskId, String)>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("plugins", &self.slots.iter().map(|s| &s.option.name).collect::<Vec<_>>()).finish()
+    }
+}
+
+/// Builds every plugin of `config` once, so a bad name or argument is reported at load time.
+pub fn validate_plugins(config: &SchedulerConfig, registry: &PluginRegistry) -> Result<(), ConfigError> {
+    for (ti, tier) in config.tiers.iter().enumerate() {
+        for p in &tier.plugins {
+            let builder = registry.get(&p.name).ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
+            builder(&p.arguments).map_err(|error| ConfigError::Argument { plugin: p.name.clone(), error })?;
+        }
+    }
+    Ok(())
+}
+
+impl Session {
+    /// `OpenSession`: builds the session state, then each plugin in tier order and calls its
+    /// `on_session_open`.
+    pub fn open(
+        snap: Arc<Snapshot>,
+        config: Arc<SchedulerConfig>,
+        registry: &PluginRegistry,
+        options: SessionOptions,
+    ) -> Result<Session, ConfigError> {
+        let mut state = SessionState::new(snap, config.clone(), options);
+        super::topology::open_hyper_nodes(&mut state);
+        let mut slots = Vec::new();
+        let mut tiers = Vec::new();
+        for (ti, tier) in config.tiers.iter().enumerate() {
+            let start = slots.len();
+            for p in &tier.plugins {
+                let builder = registry.get(&p.name).ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
+                let mut plugin =
+                    builder(&p.arguments).map_err(|error| ConfigError::Argument { plugin: p.name.clone(), error })?;
+                plugin.on_session_open(&state);
+                slots.push(Slot { option: p.clone(), plugin });
+            }
+            tiers.push(start..slots.len());
+        }
+        Ok(Session { state, slots, tiers, binds: Vec::new(), evictions: Vec::new() })
+    }
+
+    /// True when an action of this name is configured (allocate's auto-admission looks).
+    pub fn action_configured(&self, name: &str) -> bool {
+        self.state.config.actions.iter().any(|a| a == name)
+    }
+
+    /// Slots whose plugin's function for `point` is enabled, with their tier index.
+    pub(crate) fn enabled(&self, point: Point) -> impl Iterator<Item = (usize, &dyn Plugin)> {
+        self.tiers.iter().enumerate().flat_map(move |(ti, r)| {
+            self.slots[r.clone()]
+                .iter()
+                .filter(move |s| s.option.enabled(point))
+                .map(move |s| (ti, s.plugin.as_ref()))
+        })
+    }
+
+    /// Plugins of each tier whose `point` is enabled, tier by tier.
+    pub(crate) fn enabled_by_tier(&self, point: Point) -> impl Iterator<Item = Vec<&dyn Plugin>> {
+        self.tiers.iter().map(move |r| {
+            self.slots[r.clone()].iter().filter(|s| s.option.enabled(point)).map(|s| s.plugin.as_ref()).collect()
+        })
+    }
+
+    /// Every plugin, tier by tier (for points without an enable flag).
+    pub(crate) fn all_by_tier(&self) -> impl Iterator<Item = Vec<&dyn Plugin>> {
+        self.tiers.iter().map(move |r| self.slots[r.clone()].iter().map(|s| s.plugin.as_ref()).collect())
+    }
+
+    /// Runs the allocate event handlers of every plugin; the first error is returned.
+    pub(crate) fn fire_allocate(&mut self, t: TaskId) -> Result<(), String> {
+        let mut first = Ok(());
+        for s in &mut self.slots {
+            if let Err(e) = s.plugin.on_allocate(&self.state, t) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+
+    /// Runs the deallocate event handlers of every plugin.
+    pub(crate) fn fire_deallocate(&mut self, t: TaskId) {
+        for s in &mut self.slots {
+            s.plugin.on_deallocate(&self.state, t);
+        }
+    }
+
+    /// Calls `on_session_close` of every plugin, in tier order.
+    pub(crate) fn close_plugins(&mut self) {
+        for s in &mut self.slots {
+            s.plugin.on_session_close(&mut self.state);
+        }
+    }
+
+    /// JobEnqueued: notifies every plugin whose `enableJobEnqueued` is set.
+    pub fn job_enqueued(&mut self, job: crate::model::JobId) {
+        for s in &mut self.slots {
+            if s.option.enabled(Point::JobEnqueued) {
+                s.plugin.job_enqueued(&self.state, job);
+            }
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! The mutable side of one session: statuses, node accounting and job counters, as columns
+//! beside the immutable snapshot. Plugins read it; only the session and statements write it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::{Event, FitErrors, SessionOptions};
+use crate::api::PodGroupCondition;
+use crate::config::SchedulerConfig;
+use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
+use crate::snapshot::{NetworkTopology, Snapshot};
+
+/// Transaction context a `Statement::discard` saved on a task (used for pod conditions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LastTransaction {
+    pub status: TaskStatus,
+    pub node: Option<NodeId>,
+    pub eviction_occurred: bool,
+}
+
+/// Per-status task counters.
+pub type StatusCounts = [u32; 10];
+
+/// Session-side cluster state.
+#[derive(Debug)]
+pub struct SessionState {
+    pub snap: Arc<Snapshot>,
+    pub config: Arc<SchedulerConfig>,
+    pub options: SessionOptions,
+    pub task_status: Vec<TaskStatus>,
+    pub task_node: Vec<Option<NodeId>>,
+    /// The status under which the task is accounted on its node (`NodeInfo.Tasks` clone).
+    task_node_status: Vec<Option<TaskStatus>>,
+    pub task_eviction_occurred: Vec<bool>,
+    pub task_last_tx: Vec<Option<LastTransaction>>,
+    /// `task.JobAllocatedHyperNode`.
+    pub task_allocated_hyper_node: Vec<Option<HyperNodeId>>,
+    pub node_idle: Vec<Resource>,
+    pub node_used: Vec<Resource>,
+    pub node_releasing: Vec<Resource>,
+    pub node_pipelined: Vec<Resource>,
+    /// Tasks accounted on each node, in the order they were added.
+    pub node_tasks: Vec<Vec<TaskId>>,
+    pub job_counts: Vec<StatusCounts>,
+    pub sub_job_counts: Vec<StatusCounts>,
+    /// Σ Resreq of allocated-status tasks.
+    pub job_allocated: Vec<Resource>,
+    /// Σ Resreq of all tasks.
+    pub job_total_request: Vec<Resource>,
+    /// PodGroup phase (session copy).
+    pub job_phase: Vec<String>,
+    pub job_conditions: Vec<Vec<PodGroupCondition>>,
+    /// `job.NodesFitErrors`: per task, why it could not be placed this session.
+    pub job_fit_errors: Vec<BTreeMap<TaskId, FitErrors>>,
+    /// `job.JobFitErrors`: a job-level message.
+    pub job_fit_message: Vec<String>,
+    pub job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
+    pub sub_job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
+    /// Network topology after session-open adjustment (tier names resolved, soft made hard).
+    pub job_topology: Vec<Option<NetworkTopology>>,
+    pub sub_job_topology: Vec<Option<NetworkTopology>>,
+    events: Mutex<Vec<Event>>,
+}
+
+impl SessionState {
+    /// Builds the session columns from a snapshot: node accounting from the tasks on nodes,
+    /// job counters from task statuses.
+    pub fn new(snap: Arc<Snapshot>, config: Arc<SchedulerConfig>, options: SessionOptions) -> Self {
+        let nt = snap.tasks.len();
+        let nn = snap.nodes.len();
+        let nj = snap.jobs.len();
+        let ns = snap.sub_jobs.len();
+        let mut st = SessionState {
+            task_status: snap.tasks.status.clone(),
+            task_node: snap.tasks.node.clone(),
+            task_node_status: vec![None; nt],
+            task_eviction_occurred: vec![false; nt],
+            task_last_tx: vec![None; nt],
+            task_allocated_hyper_node: vec![None; nt],
+            node_idle: snap.nodes.allocatable.clone(),
+            node_used: vec![Resource::empty(); nn],
+            node_releasing: vec![Resource::empty(); nn],
+            node_pipelined: vec![Resource::empty(); nn],
+            node_tasks: vec![Vec::new(); nn],
+            job_counts: vec![[0; 10]; nj],
+            sub_job_counts: vec![[0; 10]; ns],
+            job_allocated: vec![Resource::empty(); nj],
+            job_total_request: vec![Resource::empty(); nj],
+            job_phase: snap.jobs.podgroup.iter().map(|pg| pg.status.phase.clone()).collect(),
+            job_conditions: snap.jobs.podgroup.iter().map(|pg| pg.status.conditions.clone()).collect(),
+            job_fit_errors: vec![BTreeMap::new(); nj],
+            job_fit_message: vec![String::new(); nj],
+            job_allocated_hyper_node: vec![None; nj],
+            sub_job_allocated_hyper_node: vec![None; ns],
+            job_topology: snap.jobs.network_topology.clone(),
+            sub_job_topology: snap.sub_jobs.network_topology.clone(),
+            events: Mutex::new(Vec::new()),
+            snap,
+            config,
+            options,
+        };
+        for t in 0..nt {
+            let tid = TaskId(t as u32);
+            let status = st.task_status[t];
+            if let Some(j) = st.snap.tasks.job[t] {
+                st.job_counts[j.idx()][status.index()] += 1;
+                st.job_total_request[j.idx()].add(&st.snap.tasks.resreq[t]);
+                if status.is_allocated() {
+                    st.job_allocated[j.idx()].add(&st.snap.tasks.resreq[t]);
+                }
+            }
+            if let Some(s) = st.snap.tasks.sub_job[t] {
+                st.sub_job_counts[s.idx()][status.index()] += 1;
+            }
+            if let Some(n) = st.task_node[t] {
+                // Only Binding can be refused, and snapshot tasks are never Binding.
+                if !status.is_completed() && st.node_add(n, tid).is_err() {
+                    st.task_node[t] = None;
+                }
+            }
+        }
+        st
+    }
+
+    // ---- tasks ------------------------------------------------------------------------------
+
+    /// The task's job, if it is in the session.
+    pub fn job_of(&self, t: TaskId) -> Option<JobId> {
+        self.snap.tasks.job[t.idx()]
+    }
+
+    /// The queue of the task's job.
+    pub fn queue_of_task(&self, t: TaskId) -> Option<QueueId> {
+        self.job_of(t).map(|j| self.snap.jobs.queue[j.idx()])
+    }
+
+    /// Resreq of a task.
+    pub fn resreq(&self, t: TaskId) -> &Resource {
+        &self.snap.tasks.resreq[t.idx()]
+    }
+
+    /// Changes a task's status and keeps job / sub-job counters and job allocation in step.
+    pub fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
+        let old = self.task_status[t.idx()];
+        if old == status {
+            return;
+        }
+        self.task_status[t.idx()] = status;
+        if let Some(j) = self.job_of(t) {
+            let c = &mut self.job_counts[j.idx()];
+            c[old.index()] -= 1;
+            c[status.index()] += 1;
+            if old.is_allocated() && !status.is_allocated() {
+                let r = self.snap.tasks.resreq[t.idx()].clone();
+                self.job_allocated[j.idx()].sub(&r);
+            } else if !old.is_allocated() && status.is_allocated() {
+                let r = self.snap.tasks.resreq[t.idx()].clone();
+                self.job_allocated[j.idx()].add(&r);
+            }
+        }
+        if let Some(s) = self.snap.tasks.sub_job[t.idx()] {
+            let c = &mut self.sub_job_counts[s.idx()];
+            c[old.index()] -= 1;
+            c[status.index()] += 1;
+        }
+    }
+
+    // ---- nodes ------------------------------------------------------------------------------
+
+    /// `NodeInfo.AddTask` with the task's current status. A Binding task must fit in idle.
+    pub fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+        if self.task_node_status[t.idx()].is_some() {
+            return Err(format!("task {} already on a node", self.snap.tasks.key(t)));
+        }
+        let status = self.task_status[t.idx()];
+        let r = &self.snap.tasks.resreq[t.idx()];
+        let i = n.idx();
+        match status {
+            TaskStatus::Releasing => {
+                self.node_idle[i].sub(r);
+                self.node_releasing[i].add(r);
+                self.node_used[i].add(r);
+            }
+            TaskStatus::Pipelined => {
+                self.node_pipelined[i].add(r);
+            }
+            TaskStatus::Binding => {
+                if !r.less_equal(&self.node_idle[i], crate::model::DimDefault::Zero) {
+                    return Err(format!(
+                        "node {} has not enough idle resources for task {}",
+                        self.snap.nodes.name[i],
+                        self.snap.tasks.key(t)
+                    ));
+                }
+                self.node_idle[i].sub(r);
+                self.node_used[i].add(r);
+            }
+            _ => {
+                self.node_idle[i].sub(r);
+                self.node_used[i].add(r);
+            }
+        }
+        self.task_node_status[t.idx()] = Some(status);
+        self.node_tasks[i].push(t);
+        Ok(())
+    }
+
+    /// `NodeInfo.RemoveTask`: reverses the accounting of the status the task was added with.
+    pub fn node_remove(&mut self, n: NodeId, t: TaskId) {
+        let Some(status) = self.task_node_status[t.idx()].take() else { return };
+        let r = &self.snap.tasks.resreq[t.idx()];
+        let i = n.idx();
+        match status {
+            TaskStatus::Releasing => {
+                self.node_idle[i].add(r);
+                self.node_releasing[i].sub(r);
+                self.node_used[i].sub(r);
+            }
+            TaskStatus::Pipelined => {
+                self.node_pipelined[i].sub(r);
+            }
+            _ => {
+                self.node_idle[i].add(r);
+                self.node_used[i].sub(r);
+            }
+        }
+        if let Some(pos) = self.node_tasks[i].iter().position(|&x| x == t) {
+            self.node_tasks[i].remove(pos);
+        }
+    }
+
+    /// `NodeInfo.UpdateTask`: remove, then add with the current status.
+    pub fn node_update(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+        self.node_remove(n, t);
+        self.node_add(n, t)
+    }
+
+    /// `FutureIdle() = Idle + Releasing − Pipelined`.
+    pub fn future_idle(&self, n: NodeId) -> Resource {
+        let i = n.idx();
+        let mut r = self.node_idle[i].plus(&self.node_releasing[i]);
+        r.sub(&self.node_pipelined[i]);
+        r
+    }
+
+    // ---- jobs -------------------------------------------------------------------------------
+
+    fn count(&self, j: JobId, s: TaskStatus) -> u32 {
+        self.job_counts[j.idx()][s.index()]
+    }
+
+    /// Number of tasks of the job in `status`.
+    pub fn job_status_count(&self, j: JobId, s: TaskStatus) -> u32 {
+        self.count(j, s)
+    }
+
+    /// Bound + Binding + Running + Allocated + Succeeded.
+    pub fn ready_task_num(&self, j: JobId) -> i32 {
+        use TaskStatus::*;
+        [Bound, Binding, Running, Allocated, Succeeded].iter().map(|&s| self.count(j, s)).sum::<u32>() as i32
+    }
+
+    /// Pipelined tasks.
+    pub fn waiting_task_num(&self, j: JobId) -> i32 {
+        self.count(j, TaskStatus::Pipelined) as i32
+    }
+
+    /// Pending best-effort tasks.
+    pub fn pending_best_effort_task_num(&self, j: JobId) -> i32 {
+        self.snap.jobs.tasks[j.idx()]
+            .iter()
+            .filter(|t| self.task_status[t.idx()] == TaskStatus::Pending && self.snap.tasks.best_effort[t.idx()])
+            .count() as i32
+    }
+
+    /// Tasks in allocated statuses, Succeeded, Pipelined or Pending.
+    pub fn valid_task_num(&self, j: JobId) -> i32 {
+        use TaskStatus::*;
+        [Allocated, Binding, Bound, Running, Succeeded, Pipelined, Pending].iter().map(|&s| self.count(j, s)).sum::<u32>()
+            as i32
+    }
+
+    /// `IsReady`.
+    pub fn job_is_ready(&self, j: JobId) -> bool {
+        self.ready_task_num(j) + self.pending_best_effort_task_num(j) >= self.snap.jobs.min_available[j.idx()]
+    }
+
+    /// `IsPipelined`.
+    pub fn job_is_pipelined(&self, j: JobId) -> bool {
+        self.waiting_task_num(j) + self.ready_task_num(j) + self.pending_best_effort_task_num(j)
+            >= self.snap.jobs.min_available[j.idx()]
+    }
+
+    /// `IsStarving`.
+    pub fn job_is_starving(&self, j: JobId) -> bool {
+        self.waiting_task_num(j) + self.ready_task_num(j) < self.snap.jobs.min_available[j.idx()]
+    }
+
+    /// `IsPending`: PodGroup phase Pending or empty.
+    pub fn job_is_pending(&self, j: JobId) -> bool {
+        let p = &self.job_phase[j.idx()];
+        p.is_empty() || p == "Pending"
+    }
+
+    fn role_counts(&self, j: JobId, pred: impl Fn(TaskId) -> bool) -> BTreeMap<&str, i32> {
+        let mut m: BTreeMap<&str, i32> = BTreeMap::new();
+        for &t in &self.snap.jobs.tasks[j.idx()] {
+            if pred(t) {
+                *m.entry(self.snap.tasks.role[t.idx()].as_str()).or_default() += 1;
+            }
+        }
+        m
+    }
+
+    fn check_roles(&self, j: JobId, counts: BTreeMap<&str, i32>) -> bool {
+        let jobs = &self.snap.jobs;
+        if jobs.min_available[j.idx()] < jobs.task_min_available_total[j.idx()] {
+            return true;
+        }
+        jobs.task_min_available[j.idx()].iter().all(|(role, &min)| min <= 0 || counts.get(role.as_str()).copied().unwrap_or(0) >= min)
+    }
+
+    /// `CheckTaskValid`.
+    pub fn check_task_valid(&self, j: JobId) -> bool {
+        let counts = self.role_counts(j, |t| {
+            let s = self.task_status[t.idx()];
+            s.is_allocated() || matches!(s, TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending)
+        });
+        self.check_roles(j, counts)
+    }
+
+    fn occupied_for_ready(&self, t: TaskId, with_pipelined: bool) -> bool {
+        let s = self.task_status[t.idx()];
+        s.is_allocated()
+            || s == TaskStatus::Succeeded
+            || (with_pipelined && s == TaskStatus::Pipelined)
+            || (s == TaskStatus::Pending && self.snap.tasks.best_effort[t.idx()])
+    }
+
+    /// `CheckTaskReady`.
+    pub fn check_task_ready(&self, j: JobId) -> bool {
+        let counts = self.role_counts(j, |t| self.occupied_for_ready(t, false));
+        self.check_roles(j, counts)
+    }
+
+    /// `CheckTaskPipelined`.
+    pub fn check_task_pipelined(&self, j: JobId) -> bool {
+        let counts = self.role_counts(j, |t| self.occupied_for_ready(t, true));
+        self.check_roles(j, counts)
+    }
+
+    // ---- sub-jobs ---------------------------------------------------------------------------
+
+    fn sub_count(&self, s: SubJobId, st: TaskStatus) -> u32 {
+        self.sub_job_counts[s.idx()][st.index()]
+    }
+
+    /// Ready tasks of a sub-job.
+    pub fn sub_job_ready_task_num(&self, s: SubJobId) -> i32 {
+        use TaskStatus::*;
+        [Bound, Binding, Running, Allocated, Succeeded].iter().map(|&x| self.sub_count(s, x)).sum::<u32>() as i32
+    }
+
+    fn sub_job_pending_best_effort(&self, s: SubJobId) -> i32 {
+        self.snap.sub_jobs.tasks[s.idx()]
+            .iter()
+            .filter(|t| self.task_status[t.idx()] == TaskStatus::Pending && self.snap.tasks.best_effort[t.idx()])
+            .count() as i32
+    }
+
+    /// Sub-job `IsReady`.
+    pub fn sub_job_is_ready(&self, s: SubJobId) -> bool {
+        self.sub_job_ready_task_num(s) + self.sub_job_pending_best_effort(s) >= self.snap.sub_jobs.min_available[s.idx()]
+    }
+
+    /// Sub-job `IsPipelined`.
+    pub fn sub_job_is_pipelined(&self, s: SubJobId) -> bool {
+        self.sub_job_ready_task_num(s)
+            + self.sub_count(s, TaskStatus::Pipelined) as i32
+            + self.sub_job_pending_best_effort(s)
+            >= self.snap.sub_jobs.min_available[s.idx()]
+    }
+
+    /// Sub-jobs per policy group id, counting those that satisfy `cond`.
+    fn sub_jobs_per_gid(&self, j: JobId, cond: impl Fn(SubJobId) -> bool) -> BTreeMap<&str, i32> {
+        let mut m: BTreeMap<&str, i32> = BTreeMap::new();
+        for &s in &self.snap.jobs.sub_jobs[j.idx()] {
+            if cond(s) {
+                *m.entry(self.snap.sub_jobs.gid[s.idx()].as_str()).or_default() += 1;
+            }
+        }
+        m
+    }
+
+    /// `CheckSubJobValid`: each policy group has at least `minSubGroups` sub-jobs.
+    pub fn check_sub_job_valid(&self, j: JobId) -> bool {
+        let counts = self.sub_jobs_per_gid(j, |_| true);
+        self.snap.jobs.min_sub_jobs[j.idx()].iter().all(|(g, &min)| counts.get(g.as_str()).copied().unwrap_or(0) >= min)
+    }
+
+    fn check_sub_job_condition(&self, j: JobId, cond: impl Fn(SubJobId) -> bool) -> bool {
+        let counts = self.sub_jobs_per_gid(j, cond);
+        self.snap.jobs.min_sub_jobs[j.idx()]
+            .iter()
+            .all(|(g, &min)| min <= 0 || counts.get(g.as_str()).copied().unwrap_or(0) >= min)
+    }
+
+    /// `CheckSubJobReady`.
+    pub fn check_sub_job_ready(&self, j: JobId) -> bool {
+        self.check_sub_job_condition(j, |s| self.sub_job_is_ready(s))
+    }
+
+    /// `CheckSubJobPipelined`.
+    pub fn check_sub_job_pipelined(&self, j: JobId) -> bool {
+        self.check_sub_job_condition(j, |s| self.sub_job_is_pipelined(s))
+    }
+
+    /// Hard topology mode with a tier limit: the limit.
+    pub fn hard_tier(t: &Option<NetworkTopology>) -> Option<i32> {
+        match t {
+            Some(nt) if nt.mode == crate::snapshot::TopologyMode::Hard => nt.highest_tier_allowed,
+            _ => None,
+        }
+    }
+
+    /// `ContainsHardTopology`: the job or one of its sub-jobs is hard.
+    pub fn job_contains_hard_topology(&self, j: JobId) -> bool {
+        Self::hard_tier(&self.job_topology[j.idx()]).is_some()
+            || self.snap.jobs.sub_jobs[j.idx()].iter().any(|s| Self::hard_tier(&self.sub_job_topology[s.idx()]).is_some())
+    }
+
+    /// `ContainsNetworkTopology`: the job or one of its sub-jobs has a topology.
+    pub fn job_contains_network_topology(&self, j: JobId) -> bool {
+        self.job_topology[j.idx()].is_some()
+            || self.snap.jobs.sub_jobs[j.idx()].iter().any(|s| self.sub_job_topology[s.idx()].is_some())
+    }
+
+    // ---- events -----------------------------------------------------------------------------
+
+    /// Records an event (plugins may call this from their read-only hooks).
+    pub fn record_event(&self, e: Event) {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+    }
+
+    /// Takes the recorded events.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(self.events.get_mut().unwrap_or_else(|p| p.into_inner()))
+    }
+}

@@ -1,0 +1,186 @@
+//! `Statement`: a transaction over the session. Each operation is applied to the session at
+//! once and recorded; `commit` turns allocations into binds and evictions into eviction
+//! decisions, `discard` undoes the operations in reverse order.
+
+use super::{LastTransaction, Session};
+use crate::model::{NodeId, TaskId, TaskStatus};
+
+/// A recorded operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Allocate { task: TaskId, node: NodeId },
+    Pipeline { task: TaskId, node: NodeId, eviction_occurred: bool },
+    Evict { task: TaskId },
+}
+
+impl Op {
+    /// The task the operation is about.
+    pub fn task(&self) -> TaskId {
+        match *self {
+            Op::Allocate { task, .. } | Op::Pipeline { task, .. } | Op::Evict { task } => task,
+        }
+    }
+}
+
+/// An ordered list of applied operations (Volcano's `Statement`).
+#[derive(Debug, Default, Clone)]
+pub struct Statement {
+    ops: Vec<Op>,
+    reasons: Vec<String>,
+}
+
+impl Statement {
+    /// An empty statement.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The operations, in order.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// True when some operation is an eviction.
+    pub fn has_evictions(&self) -> bool {
+        self.ops.iter().any(|o| matches!(o, Op::Evict { .. }))
+    }
+
+    /// Moves `other`'s operations to the end of this statement.
+    pub fn merge(&mut self, other: &mut Statement) {
+        self.ops.append(&mut other.ops);
+        self.reasons.append(&mut other.reasons);
+    }
+
+    /// Allocate `task` on `node`: status Allocated, accounted on the node, allocate handlers.
+    /// On any failure the session is restored and the error returned.
+    pub fn allocate(&mut self, ssn: &mut Session, task: TaskId, node: NodeId) -> Result<(), String> {
+        if ssn.state.job_of(task).is_none() {
+            return Err(format!("task {} has no job in the session", ssn.state.snap.tasks.key(task)));
+        }
+        ssn.state.set_task_status(task, TaskStatus::Allocated);
+        ssn.state.task_node[task.idx()] = Some(node);
+        if let Err(e) = ssn.state.node_add(node, task) {
+            ssn.state.set_task_status(task, TaskStatus::Pending);
+            ssn.state.task_node[task.idx()] = None;
+            return Err(e);
+        }
+        if let Err(e) = ssn.fire_allocate(task) {
+            unplace(ssn, task);
+            return Err(e);
+        }
+        self.ops.push(Op::Allocate { task, node });
+        self.reasons.push(String::new());
+        Ok(())
+    }
+
+    /// Pipeline `task` onto `node` (it will fit once releasing resources are freed).
+    pub fn pipeline(&mut self, ssn: &mut Session, task: TaskId, node: NodeId, eviction_occurred: bool) -> Result<(), String> {
+        ssn.state.set_task_status(task, TaskStatus::Pipelined);
+        ssn.state.task_node[task.idx()] = Some(node);
+        ssn.state.task_eviction_occurred[task.idx()] = eviction_occurred;
+        if let Err(e) = ssn.state.node_add(node, task) {
+            ssn.state.set_task_status(task, TaskStatus::Pending);
+            ssn.state.task_node[task.idx()] = None;
+            return Err(e);
+        }
+        if let Err(e) = ssn.fire_allocate(task) {
+            unplace(ssn, task);
+            return Err(e);
+        }
+        self.ops.push(Op::Pipeline { task, node, eviction_occurred });
+        self.reasons.push(String::new());
+        Ok(())
+    }
+
+    /// Evict `task`: status Releasing (its node now counts it as releasing), deallocate handlers.
+    pub fn evict(&mut self, ssn: &mut Session, task: TaskId, reason: &str) -> Result<(), String> {
+        let node = ssn.state.task_node[task.idx()]
+            .ok_or_else(|| format!("task {} is on no node", ssn.state.snap.tasks.key(task)))?;
+        ssn.state.set_task_status(task, TaskStatus::Releasing);
+        ssn.state.node_update(node, task)?;
+        ssn.fire_deallocate(task);
+        self.ops.push(Op::Evict { task });
+        self.reasons.push(reason.to_string());
+        Ok(())
+    }
+
+    /// Un-pipeline one task now (backfill uses this for best-effort tasks).
+    pub fn unpipeline(&mut self, ssn: &mut Session, task: TaskId) {
+        unplace(ssn, task);
+    }
+
+    /// Undo every operation in reverse order, saving each task's transaction context first.
+    pub fn discard(&mut self, ssn: &mut Session) {
+        while let Some(op) = self.ops.pop() {
+            self.reasons.pop();
+            let t = op.task();
+            ssn.state.task_last_tx[t.idx()] = Some(LastTransaction {
+                status: ssn.state.task_status[t.idx()],
+                node: ssn.state.task_node[t.idx()],
+                eviction_occurred: ssn.state.task_eviction_occurred[t.idx()],
+            });
+            match op {
+                Op::Allocate { .. } | Op::Pipeline { .. } => unplace(ssn, t),
+                Op::Evict { .. } => unevict(ssn, t),
+            }
+        }
+    }
+
+    /// Send the operations out: allocations become binds (status Binding), evictions become
+    /// eviction decisions; pipelines stay in-session only.
+    pub fn commit(&mut self, ssn: &mut Session) {
+        let ops = std::mem::take(&mut self.ops);
+        let reasons = std::mem::take(&mut self.reasons);
+        for (op, reason) in ops.into_iter().zip(reasons) {
+            let t = op.task();
+            ssn.state.task_last_tx[t.idx()] = None;
+            match op {
+                Op::Evict { task } => ssn.evictions.push((task, reason)),
+                Op::Pipeline { .. } => {}
+                Op::Allocate { task, node } => dispatch(ssn, task, node),
+            }
+        }
+    }
+
+    /// Re-applies saved operations on this statement (Volcano's `RecoverOperations`).
+    pub fn replay(&mut self, ssn: &mut Session, ops: &[Op]) -> Result<(), String> {
+        for op in ops {
+            match *op {
+                Op::Allocate { task, node } => self.allocate(ssn, task, node)?,
+                Op::Pipeline { task, node, eviction_occurred } => self.pipeline(ssn, task, node, eviction_occurred)?,
+                Op::Evict { task } => self.evict(ssn, task, "")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bind an Allocated task: status Binding, recorded as a bind decision.
+pub(crate) fn dispatch(ssn: &mut Session, task: TaskId, node: NodeId) {
+    ssn.state.set_task_status(task, TaskStatus::Binding);
+    ssn.binds.push((task, node));
+}
+
+/// Un-allocate or un-pipeline: back to Pending, off the node, deallocate handlers.
+fn unplace(ssn: &mut Session, t: TaskId) {
+    ssn.state.set_task_status(t, TaskStatus::Pending);
+    if let Some(n) = ssn.state.task_node[t.idx()] {
+        ssn.state.node_remove(n, t);
+    }
+    ssn.fire_deallocate(t);
+    ssn.state.task_node[t.idx()] = None;
+    ssn.state.task_allocated_hyper_node[t.idx()] = None;
+}
+
+fn unevict(ssn: &mut Session, t: TaskId) {
+    ssn.state.set_task_status(t, TaskStatus::Running);
+    if let Some(n) = ssn.state.task_node[t.idx()] {
+        let _ = ssn.state.node_update(n, t);
+    }
+    let _ = ssn.fire_allocate(t);
+}

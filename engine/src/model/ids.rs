@@ -1,0 +1,41 @@
+//! Dense row ids of the snapshot tables.
+
+macro_rules! dense_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The row index.
+            pub fn idx(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+dense_id!(
+    /// A node row.
+    NodeId
+);
+dense_id!(
+    /// A task (pod) row.
+    TaskId
+);
+dense_id!(
+    /// A job (PodGroup) row.
+    JobId
+);
+dense_id!(
+    /// A queue row.
+    QueueId
+);
+dense_id!(
+    /// A hyper-node row.
+    HyperNodeId
+);
+dense_id!(
+    /// A sub-job row (every job has a default sub-job).
+    SubJobId
+);

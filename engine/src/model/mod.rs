@@ -1,0 +1,13 @@
+//! Scheduling values: quantities, resources, task statuses, dense ids.
+
+mod dim;
+mod ids;
+mod quantity;
+mod resource;
+mod status;
+
+pub use dim::Dim;
+pub use ids::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
+pub use quantity::{Quantity, QuantityError};
+pub use resource::{DimDefault, EPSILON, Resource, ResourceName, is_scalar_resource_name, share};
+pub use status::TaskStatus;

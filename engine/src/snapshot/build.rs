@@ -1,0 +1,446 @@
+//! Building a `Snapshot` from cluster objects: Volcano's `TaskInfo`, `JobInfo`, `NodeInfo`,
+//! `QueueInfo` and hyper-node derivations (spec §4), done once per object per cycle.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use fixedbitset::FixedBitSet;
+
+use super::hyper_nodes::CLUSTER_TOP;
+use super::jobs::{NetworkTopology, TopologyMode};
+use super::{LabelIndex, NodeTable, QueueTable, Snapshot};
+use crate::api::{
+    HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue, ResourceList,
+};
+use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
+use crate::selector;
+
+/// Annotation naming a pod's PodGroup.
+pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
+/// Annotation or label naming a pod's task role.
+pub const TASK_SPEC_KEY: &str = "volcano.sh/task-spec";
+/// Annotation or label marking a pod or PodGroup preemptable.
+pub const PREEMPTABLE_KEY: &str = "volcano.sh/preemptable";
+/// Annotation overriding a task's priority.
+pub const TASK_PRIORITY_KEY: &str = "volcano.sh/task-priority";
+
+/// Collects objects, then builds the tables.
+#[derive(Debug, Default)]
+pub struct SnapshotBuilder {
+    nodes: Vec<Arc<Node>>,
+    pods: Vec<Arc<Pod>>,
+    pod_groups: Vec<Arc<PodGroup>>,
+    queues: Vec<Arc<Queue>>,
+    priority_classes: Vec<Arc<PriorityClass>>,
+    hyper_nodes: Vec<Arc<HyperNode>>,
+    default_queue: String,
+}
+
+/// Go's `strconv.ParseBool`.
+pub fn parse_go_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Volcano's pod request: containers, init-container peak (with sidecars), overhead, `pods: 1`.
+pub fn pod_request(pod: &Pod) -> Resource {
+    let mut base = Resource::empty();
+    for c in &pod.spec.containers {
+        base.add(&Resource::from_list(&c.resources.requests));
+    }
+    let mut sidecars = Resource::empty();
+    let mut init_peak = Resource::empty();
+    for ic in &pod.spec.init_containers {
+        let req = Resource::from_list(&ic.resources.requests);
+        let candidate = if ic.restart_policy.as_deref() == Some("Always") {
+            base.add(&req);
+            sidecars.add(&req);
+            sidecars.clone()
+        } else {
+            req.plus(&sidecars)
+        };
+        init_peak.set_max(&candidate);
+    }
+    base.set_max(&init_peak);
+    base.add(&Resource::from_list(&pod.spec.overhead));
+    base.add_scalar(Dim::PODS, 1.0);
+    base
+}
+
+fn topology_of(spec: &Option<NetworkTopologySpec>) -> Option<NetworkTopology> {
+    let s = spec.as_ref()?;
+    let mode = match s.mode.as_str() {
+        "hard" => TopologyMode::Hard,
+        _ => TopologyMode::Soft,
+    };
+    Some(NetworkTopology { mode, highest_tier_allowed: s.highest_tier_allowed, highest_tier_name: s.highest_tier_name.clone() })
+}
+
+fn resource_opt(list: &ResourceList) -> Option<Resource> {
+    if list.is_empty() { None } else { Some(Resource::from_list(list)) }
+}
+
+impl SnapshotBuilder {
+    /// A builder whose PodGroups without a queue go to `default_queue`.
+    pub fn new(default_queue: &str) -> Self {
+        SnapshotBuilder { default_queue: default_queue.to_string(), ..Default::default() }
+    }
+
+    pub fn node(&mut self, n: Arc<Node>) -> &mut Self {
+        self.nodes.push(n);
+        self
+    }
+    pub fn pod(&mut self, p: Arc<Pod>) -> &mut Self {
+        self.pods.push(p);
+        self
+    }
+    pub fn pod_group(&mut self, pg: Arc<PodGroup>) -> &mut Self {
+        self.pod_groups.push(pg);
+        self
+    }
+    pub fn queue(&mut self, q: Arc<Queue>) -> &mut Self {
+        self.queues.push(q);
+        self
+    }
+    pub fn priority_class(&mut self, pc: Arc<PriorityClass>) -> &mut Self {
+        self.priority_classes.push(pc);
+        self
+    }
+    pub fn hyper_node(&mut self, hn: Arc<HyperNode>) -> &mut Self {
+        self.hyper_nodes.push(hn);
+        self
+    }
+
+    /// Builds the snapshot. Objects the scheduler would skip (a PodGroup whose queue does not
+    /// exist, a pod on an unknown node) are left out of the tables, as Volcano does.
+    pub fn build(&self) -> Snapshot {
+        let mut snap = Snapshot::default();
+        self.build_nodes(&mut snap.nodes);
+        snap.labels = LabelIndex::build(snap.nodes.labels.iter(), snap.nodes.len());
+        for a in &snap.nodes.allocatable {
+            snap.total.add(a);
+        }
+        self.build_queues(&mut snap.queues);
+        self.build_jobs_and_tasks(&mut snap);
+        self.build_hyper_nodes(&mut snap);
+        snap
+    }
+
+    fn build_nodes(&self, t: &mut NodeTable) {
+        for n in &self.nodes {
+            if t.by_name.contains_key(&n.metadata.name) {
+                continue;
+            }
+            t.by_name.insert(n.metadata.name.clone(), NodeId(t.name.len() as u32));
+            t.name.push(n.metadata.name.clone());
+            t.labels.push(n.metadata.labels.clone());
+            t.taints.push(n.spec.taints.clone());
+            t.unschedulable.push(n.spec.unschedulable);
+            t.allocatable.push(Resource::from_list(&n.status.allocatable));
+            t.capacity.push(Resource::from_list(&n.status.capacity));
+            let mut images = BTreeMap::new();
+            for img in &n.status.images {
+                for name in &img.names {
+                    images.insert(name.clone(), img.size_bytes);
+                }
+            }
+            t.images.push(Arc::new(images));
+        }
+    }
+
+    fn build_queues(&self, t: &mut QueueTable) {
+        let mut qs: Vec<&Arc<Queue>> = self.queues.iter().collect();
+        qs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        qs.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+        for q in qs {
+            t.by_name.insert(q.metadata.name.clone(), QueueId(t.name.len() as u32));
+            t.name.push(q.metadata.name.clone());
+            t.weight.push(q.spec.weight);
+            t.priority.push(q.spec.priority);
+            t.capability.push(resource_opt(&q.spec.capability));
+            t.deserved.push(resource_opt(&q.spec.deserved));
+            t.guarantee.push(resource_opt(&q.spec.guarantee.resource));
+            t.reclaimable.push(q.spec.reclaimable.unwrap_or(true));
+            t.parent.push(q.spec.parent.clone());
+            let state = if q.status.state.is_empty() { "Open".to_string() } else { q.status.state.clone() };
+            t.open.push(state == "Open");
+            t.state.push(state);
+            t.created.push(q.metadata.creation_timestamp.unwrap_or_default());
+            t.object.push(q.clone());
+        }
+    }
+
+    fn build_jobs_and_tasks(&self, snap: &mut Snapshot) {
+        let mut pc_value: HashMap<&str, i32> = HashMap::new();
+        let mut default_priority = 0;
+        for pc in &self.priority_classes {
+            pc_value.insert(pc.metadata.name.as_str(), pc.value);
+            if pc.global_default {
+                default_priority = pc.value;
+            }
+        }
+        // Jobs: PodGroups whose queue exists, by UID.
+        let mut pgs: Vec<(String, &Arc<PodGroup>, QueueId)> = Vec::new();
+        for pg in &self.pod_groups {
+            let qname = if pg.spec.queue.is_empty() { &self.default_queue } else { &pg.spec.queue };
+            if let Some(q) = snap.queues.id(qname) {
+                pgs.push((pg.metadata.key(), pg, q));
+            }
+        }
+        pgs.sort_by(|a, b| a.0.cmp(&b.0));
+        pgs.dedup_by(|a, b| a.0 == b.0);
+        let mut job_of: HashMap<String, JobId> = HashMap::new();
+        let j = &mut snap.jobs;
+        for (uid, pg, q) in &pgs {
+            let id = JobId(j.uid.len() as u32);
+            job_of.insert(uid.clone(), id);
+            j.uid.push(uid.clone());
+            j.name.push(pg.metadata.name.clone());
+            j.namespace.push(pg.metadata.namespace.clone());
+            j.queue.push(*q);
+            j.min_available.push(pg.spec.min_member.max(0));
+            let prio = if pg.spec.priority_class_name.is_empty() {
+                default_priority
+            } else {
+                pc_value.get(pg.spec.priority_class_name.as_str()).copied().unwrap_or(default_priority)
+            };
+            j.priority.push(prio);
+            j.min_resources.push(pg.spec.min_resources.as_ref().map(Resource::from_list));
+            j.task_min_available.push(pg.spec.min_task_member.clone());
+            j.task_min_available_total.push(pg.spec.min_task_member.values().sum());
+            let pre = pg
+                .metadata
+                .annotations
+                .get(PREEMPTABLE_KEY)
+                .or_else(|| pg.metadata.labels.get(PREEMPTABLE_KEY))
+                .map(|v| parse_go_bool(v).unwrap_or(false))
+                .unwrap_or(false);
+            j.preemptable.push(pre);
+            j.created.push(pg.metadata.creation_timestamp.unwrap_or_default());
+            j.podgroup.push((*pg).clone());
+            j.tasks.push(Vec::new());
+            j.network_topology.push(topology_of(&pg.spec.network_topology));
+            j.has_sub_group_policy.push(!pg.spec.sub_group_policy.is_empty());
+            j.sub_jobs.push(Vec::new());
+            let mut min_sub = BTreeMap::new();
+            for p in &pg.spec.sub_group_policy {
+                min_sub.insert(format!("{uid}/{}", p.name), p.min_sub_groups.unwrap_or(0));
+            }
+            j.min_sub_jobs.push(min_sub);
+        }
+        // Tasks: by job, then pod UID; pods without a session job last.
+        let mut pods: Vec<(Option<JobId>, &Arc<Pod>)> = self
+            .pods
+            .iter()
+            .map(|p| {
+                let job = p
+                    .metadata
+                    .annotations
+                    .get(GROUP_NAME_ANNOTATION)
+                    .filter(|g| !g.is_empty())
+                    .and_then(|g| job_of.get(&format!("{}/{g}", p.metadata.namespace)).copied());
+                (job, p)
+            })
+            .collect();
+        pods.sort_by(|a, b| {
+            (a.0.map(|j| j.0).unwrap_or(u32::MAX), &a.1.metadata.uid, a.1.metadata.key())
+                .cmp(&(b.0.map(|j| j.0).unwrap_or(u32::MAX), &b.1.metadata.uid, b.1.metadata.key()))
+        });
+        let t = &mut snap.tasks;
+        for (job, p) in pods {
+            let id = TaskId(t.uid.len() as u32);
+            let uid = if p.metadata.uid.is_empty() { p.metadata.key() } else { p.metadata.uid.clone() };
+            t.uid.push(uid);
+            t.name.push(p.metadata.name.clone());
+            t.namespace.push(p.metadata.namespace.clone());
+            t.job.push(job);
+            t.sub_job.push(None);
+            let role = p
+                .metadata
+                .annotations
+                .get(TASK_SPEC_KEY)
+                .or_else(|| p.metadata.labels.get(TASK_SPEC_KEY))
+                .cloned()
+                .unwrap_or_default();
+            t.role.push(role);
+            let req = pod_request(p);
+            t.best_effort.push(req.is_empty());
+            t.resreq.push(req);
+            let mut prio = p.spec.priority.unwrap_or(1);
+            if let Some(v) = p.metadata.annotations.get(TASK_PRIORITY_KEY).and_then(|v| v.parse::<i32>().ok()) {
+                prio = v;
+            }
+            t.priority.push(prio);
+            let pre = p
+                .metadata
+                .annotations
+                .get(PREEMPTABLE_KEY)
+                .or_else(|| p.metadata.labels.get(PREEMPTABLE_KEY))
+                .map(|v| parse_go_bool(v).unwrap_or(false))
+                .unwrap_or(true);
+            t.preemptable.push(pre);
+            t.sch_gated.push(!p.spec.scheduling_gates.is_empty());
+            let status = TaskStatus::from_pod(&p.status.phase, p.metadata.deletion_timestamp.is_some(), &p.spec.node_name);
+            t.status.push(status);
+            let node = if p.spec.node_name.is_empty() { None } else { snap.nodes.id(&p.spec.node_name) };
+            t.node.push(node);
+            t.created.push(p.metadata.creation_timestamp.unwrap_or_default());
+            t.pod.push(p.clone());
+            if let Some(j) = job {
+                snap.jobs.tasks[j.idx()].push(id);
+            }
+        }
+        self.build_sub_jobs(snap);
+    }
+
+    fn build_sub_jobs(&self, snap: &mut Snapshot) {
+        let s = &mut snap.sub_jobs;
+        for j in 0..snap.jobs.len() {
+            let job = JobId(j as u32);
+            let juid = snap.jobs.uid[j].clone();
+            let pg = snap.jobs.podgroup[j].clone();
+            let has_policy = !pg.spec.sub_group_policy.is_empty();
+            let mut default: Option<SubJobId> = None;
+            let mut by_uid: BTreeMap<String, SubJobId> = BTreeMap::new();
+            for &t in &snap.jobs.tasks[j] {
+                let pod = &snap.tasks.pod[t.idx()];
+                let mut target = None;
+                for policy in &pg.spec.sub_group_policy {
+                    if policy.match_label_keys.is_empty() {
+                        continue;
+                    }
+                    if let Some(sel) = &policy.label_selector {
+                        if !selector::matches_label_selector(sel, &pod.metadata.labels) {
+                            continue;
+                        }
+                    }
+                    let values: Option<Vec<&str>> = policy
+                        .match_label_keys
+                        .iter()
+                        .map(|k| pod.metadata.labels.get(k).filter(|v| !v.is_empty()).map(|v| v.as_str()))
+                        .collect();
+                    let Some(values) = values else { continue };
+                    let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
+                    target = Some(*by_uid.entry(uid.clone()).or_insert_with(|| {
+                        s.push(
+                            uid,
+                            job,
+                            format!("{juid}/{}", policy.name),
+                            policy.sub_group_size.unwrap_or(1),
+                            values.first().and_then(|v| v.parse().ok()).unwrap_or(0),
+                            topology_of(&policy.network_topology),
+                            false,
+                        )
+                    }));
+                    break;
+                }
+                let target = target.unwrap_or_else(|| {
+                    *default.get_or_insert_with(|| {
+                        s.push(
+                            juid.clone(),
+                            job,
+                            juid.clone(),
+                            if has_policy { 1 } else { snap.jobs.min_available[j] },
+                            0,
+                            snap.jobs.network_topology[j].clone(),
+                            true,
+                        )
+                    })
+                });
+                s.tasks[target.idx()].push(t);
+                snap.tasks.sub_job[t.idx()] = Some(target);
+            }
+            snap.jobs.sub_jobs[j].extend(default);
+            snap.jobs.sub_jobs[j].extend(by_uid.values().copied());
+        }
+    }
+
+    fn build_hyper_nodes(&self, snap: &mut Snapshot) {
+        let nodes = &snap.nodes;
+        let h = &mut snap.hyper_nodes;
+        let mut hns: Vec<&Arc<HyperNode>> = self.hyper_nodes.iter().collect();
+        hns.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        hns.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+        for hn in &hns {
+            h.by_name.insert(hn.metadata.name.clone(), HyperNodeId(h.name.len() as u32));
+            h.name.push(hn.metadata.name.clone());
+            h.tier.push(hn.spec.tier);
+            h.tier_name.push(hn.spec.tier_name.clone());
+            h.parent.push(None);
+            h.children.push(Vec::new());
+            h.real_nodes.push(FixedBitSet::with_capacity(nodes.len()));
+        }
+        let mut direct: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(nodes.len()); hns.len()];
+        for (i, hn) in hns.iter().enumerate() {
+            for m in &hn.spec.members {
+                let sel = &m.selector;
+                if m.type_ == "HyperNode" {
+                    if let Some(child) = sel.exact_match.as_ref().and_then(|e| h.by_name.get(&e.name).copied()) {
+                        if h.parent[child.idx()].is_none() && child.idx() != i {
+                            h.parent[child.idx()] = Some(HyperNodeId(i as u32));
+                            h.children[i].push(child);
+                        }
+                    }
+                    continue;
+                }
+                for n in nodes.ids() {
+                    let name = &nodes.name[n.idx()];
+                    let hit = sel.exact_match.as_ref().is_some_and(|e| &e.name == name)
+                        || sel.regex_match.as_ref().is_some_and(|r| selector::regex_match(&r.pattern, name))
+                        || sel.label_match.as_ref().is_some_and(|l: &LabelSelector| {
+                            (!l.match_labels.is_empty() || !l.match_expressions.is_empty())
+                                && selector::matches_label_selector(l, &nodes.labels[n.idx()])
+                        });
+                    if hit {
+                        direct[i].insert(n.idx());
+                    }
+                }
+            }
+        }
+        // Virtual top: parent of every parentless hyper-node, holds all nodes.
+        let max_tier = h.tier.iter().copied().max().unwrap_or(0);
+        let top = HyperNodeId(h.name.len() as u32);
+        h.by_name.insert(CLUSTER_TOP.to_string(), top);
+        h.name.push(CLUSTER_TOP.to_string());
+        h.tier.push(max_tier + 1);
+        h.tier_name.push(String::new());
+        h.parent.push(None);
+        h.children.push(Vec::new());
+        let mut all = FixedBitSet::with_capacity(nodes.len());
+        all.insert_range(..);
+        h.real_nodes.push(all);
+        for i in 0..hns.len() {
+            if h.parent[i].is_none() {
+                h.parent[i] = Some(top);
+                h.children[top.idx()].push(HyperNodeId(i as u32));
+            }
+        }
+        // Real nodes: own members plus descendants', bottom-up by tier.
+        let mut order: Vec<usize> = (0..hns.len()).collect();
+        order.sort_by_key(|&i| h.tier[i]);
+        for i in order {
+            let mut set = direct[i].clone();
+            for c in h.children[i].clone() {
+                set.union_with(&h.real_nodes[c.idx()]);
+            }
+            h.real_nodes[i] = set;
+        }
+        h.real_node_list = h.real_nodes.iter().map(|s| s.ones().map(|n| NodeId(n as u32)).collect()).collect();
+        let mut tiers: Vec<i32> = h.tier.clone();
+        tiers.sort();
+        tiers.dedup();
+        h.tiers = tiers;
+        // Volcano only looks at hyper-nodes of the smallest tier overall.
+        let min_tier = h.tiers[0];
+        h.lowest_of_node = (0..nodes.len())
+            .map(|n| {
+                (0..h.name.len())
+                    .find(|&hn| h.tier[hn] == min_tier && h.real_nodes[hn].contains(n))
+                    .map(|hn| HyperNodeId(hn as u32))
+            })
+            .collect();
+    }
+}

@@ -1,0 +1,40 @@
+//! The immutable, columnar picture of the cluster one cycle works on.
+//!
+//! Nodes, tasks, jobs, sub-jobs, queues and hyper-nodes are tables indexed by dense ids, one
+//! column per field. A `Snapshot` never changes; the session keeps the columns that a cycle
+//! mutates (statuses, node accounting, ...) in its own `SessionState`.
+
+mod build;
+mod hyper_nodes;
+mod jobs;
+mod label_index;
+mod nodes;
+mod queues;
+mod tasks;
+
+pub use build::{
+    GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request,
+};
+pub use hyper_nodes::HyperNodeTable;
+pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
+pub use label_index::LabelIndex;
+pub use nodes::NodeTable;
+pub use queues::QueueTable;
+pub use tasks::TaskTable;
+
+use crate::model::Resource;
+
+/// One cycle's cluster, as tables.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub nodes: NodeTable,
+    pub tasks: TaskTable,
+    pub jobs: JobTable,
+    pub sub_jobs: SubJobTable,
+    pub queues: QueueTable,
+    pub hyper_nodes: HyperNodeTable,
+    /// Node label index: bitmaps of nodes per `key=value` and per key.
+    pub labels: LabelIndex,
+    /// Σ allocatable over the nodes (`ssn.TotalResource`).
+    pub total: Resource,
+}

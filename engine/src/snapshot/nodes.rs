@@ -1,0 +1,48 @@
+//! The node table: static node attributes, one column per field.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::api::Taint;
+use crate::model::{NodeId, Resource};
+
+/// Nodes, in the order they were first seen (Volcano's `NodeList`).
+#[derive(Debug, Default)]
+pub struct NodeTable {
+    pub name: Vec<String>,
+    pub labels: Vec<BTreeMap<String, String>>,
+    pub taints: Vec<Vec<Taint>>,
+    pub unschedulable: Vec<bool>,
+    pub allocatable: Vec<Resource>,
+    pub capacity: Vec<Resource>,
+    /// Image name → size in bytes, for image locality.
+    pub images: Vec<Arc<BTreeMap<String, i64>>>,
+    pub by_name: HashMap<String, NodeId>,
+}
+
+impl NodeTable {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.name.len()
+    }
+
+    /// True when there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_empty()
+    }
+
+    /// All node ids in table order.
+    pub fn ids(&self) -> impl Iterator<Item = NodeId> + use<> {
+        (0..self.name.len() as u32).map(NodeId)
+    }
+
+    /// Looks a node up by name.
+    pub fn id(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// `node.Allocatable.MaxTaskNum`: the `pods` allocatable.
+    pub fn max_task_num(&self, n: NodeId) -> f64 {
+        self.allocatable[n.idx()].get(crate::model::ResourceName::Scalar(crate::model::Dim::PODS))
+    }
+}

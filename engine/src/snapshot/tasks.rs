@@ -1,0 +1,49 @@
+//! The task table: one row per pod.
+
+use std::sync::Arc;
+
+use crate::api::{Pod, Time};
+use crate::model::{JobId, NodeId, Resource, SubJobId, TaskId, TaskStatus};
+
+/// Tasks, sorted by job then by pod UID; tasks without a session job come last.
+#[derive(Debug, Default)]
+pub struct TaskTable {
+    pub uid: Vec<String>,
+    pub name: Vec<String>,
+    pub namespace: Vec<String>,
+    /// The session job, if the pod's PodGroup is in the session.
+    pub job: Vec<Option<JobId>>,
+    pub sub_job: Vec<Option<SubJobId>>,
+    /// `volcano.sh/task-spec` annotation or label.
+    pub role: Vec<String>,
+    /// `Resreq` (= `InitResreq`): the pod request incl. init containers, overhead and `pods: 1`.
+    pub resreq: Vec<Resource>,
+    pub best_effort: Vec<bool>,
+    pub priority: Vec<i32>,
+    pub preemptable: Vec<bool>,
+    /// Gated by a scheduling gate.
+    pub sch_gated: Vec<bool>,
+    /// Status at snapshot time.
+    pub status: Vec<TaskStatus>,
+    /// Node at snapshot time (only nodes in the snapshot).
+    pub node: Vec<Option<NodeId>>,
+    pub created: Vec<Time>,
+    pub pod: Vec<Arc<Pod>>,
+}
+
+impl TaskTable {
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.uid.len()
+    }
+
+    /// True when there are no tasks.
+    pub fn is_empty(&self) -> bool {
+        self.uid.is_empty()
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self, t: TaskId) -> String {
+        format!("{}/{}", self.namespace[t.idx()], self.name[t.idx()])
+    }
+}
