@@ -5,6 +5,7 @@ pub mod actions;
 pub mod api;
 pub mod config;
 pub mod framework;
+pub mod harness;
 pub mod model;
 pub mod plugins;
 pub mod selector;

@@ -39,13 +39,24 @@ impl Time {
     pub fn parse(s: &str) -> Result<Time, TimeError> {
         let err = || TimeError(s.to_string());
         let b = s.as_bytes();
-        if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ') {
+        if b.len() < 20
+            || b[4] != b'-'
+            || b[7] != b'-'
+            || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ')
+        {
             return Err(err());
         }
         let num = |r: std::ops::Range<usize>| -> Result<i64, TimeError> {
             s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(err)
         };
-        let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+        let (y, mo, d, h, mi, se) = (
+            num(0..4)?,
+            num(5..7)?,
+            num(8..10)?,
+            num(11..13)?,
+            num(14..16)?,
+            num(17..19)?,
+        );
         if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
             return Err(err());
         }
@@ -64,7 +75,9 @@ impl Time {
             }
             _ => return Err(err()),
         };
-        Ok(Time(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset))
+        Ok(Time(
+            days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset,
+        ))
     }
 }
 
@@ -73,7 +86,13 @@ impl fmt::Display for Time {
         let days = self.0.div_euclid(86_400);
         let secs = self.0.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
-        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )
     }
 }
 
@@ -110,7 +129,12 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for bad in ["", "yesterday", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00"] {
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "2026-01-01T00:00:00",
+        ] {
             assert!(Time::parse(bad).is_err(), "{bad}");
         }
     }

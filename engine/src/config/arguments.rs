@@ -28,7 +28,11 @@ impl Arguments {
     }
 
     fn err(&self, key: &str, v: &Value, reason: &str) -> ArgumentError {
-        ArgumentError { key: key.to_string(), value: v.to_string(), reason: reason.to_string() }
+        ArgumentError {
+            key: key.to_string(),
+            value: v.to_string(),
+            reason: reason.to_string(),
+        }
     }
 
     /// The raw value.
@@ -38,27 +42,41 @@ impl Arguments {
 
     /// An integer (`GetInt`): integer literals only (`1.0` is refused).
     pub fn int(&self, key: &str) -> Result<Option<i64>, ArgumentError> {
-        let Some(v) = self.raw(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
         match v {
             Value::Number(n) if n.is_i64() => Ok(n.as_i64()),
-            Value::String(s) => s.trim().parse().map(Some).map_err(|_| self.err(key, v, "expected an integer")),
+            Value::String(s) => s
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| self.err(key, v, "expected an integer")),
             _ => Err(self.err(key, v, "expected an integer")),
         }
     }
 
     /// A float (`GetFloat64`): floats or integers.
     pub fn float(&self, key: &str) -> Result<Option<f64>, ArgumentError> {
-        let Some(v) = self.raw(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
         match v {
             Value::Number(n) => Ok(n.as_f64()),
-            Value::String(s) => s.trim().parse().map(Some).map_err(|_| self.err(key, v, "expected a number")),
+            Value::String(s) => s
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| self.err(key, v, "expected a number")),
             _ => Err(self.err(key, v, "expected a number")),
         }
     }
 
     /// A boolean (`GetBool`): a bool or a string Go's `ParseBool` accepts.
     pub fn bool(&self, key: &str) -> Result<Option<bool>, ArgumentError> {
-        let Some(v) = self.raw(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
         match v {
             Value::Bool(b) => Ok(Some(*b)),
             Value::String(s) => crate::snapshot::parse_go_bool(s)
@@ -70,7 +88,9 @@ impl Arguments {
 
     /// A string (`GetString`).
     pub fn string(&self, key: &str) -> Result<Option<String>, ArgumentError> {
-        let Some(v) = self.raw(key) else { return Ok(None) };
+        let Some(v) = self.raw(key) else {
+            return Ok(None);
+        };
         match v {
             Value::String(s) => Ok(Some(s.clone())),
             _ => Err(self.err(key, v, "expected a string")),

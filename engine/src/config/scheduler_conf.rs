@@ -8,22 +8,39 @@ use serde_json::Value;
 use super::Arguments;
 
 /// Every action name Volcano registers.
-pub const KNOWN_ACTIONS: [&str; 8] =
-    ["enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle", "gangpreempt", "gangreclaim"];
+pub const KNOWN_ACTIONS: [&str; 8] = [
+    "enqueue",
+    "allocate",
+    "backfill",
+    "preempt",
+    "reclaim",
+    "shuffle",
+    "gangpreempt",
+    "gangreclaim",
+];
 
 /// A refused configuration; the message names the culprit on one line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
     #[error("invalid scheduler configuration YAML: {0}")]
     Yaml(String),
-    #[error("unknown action {0:?} in `actions` (known: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)")]
+    #[error(
+        "unknown action {0:?} in `actions` (known: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)"
+    )]
     UnknownAction(String),
     #[error("`actions` is empty")]
     NoActions,
+    #[error(
+        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill)"
+    )]
+    UnsupportedAction(String),
     #[error("unknown plugin {0:?} in tier {1}")]
     UnknownPlugin(String, usize),
     #[error("plugin {plugin}: {error}")]
-    Argument { plugin: String, error: super::ArgumentError },
+    Argument {
+        plugin: String,
+        error: super::ArgumentError,
+    },
     #[error("tier {0}: proportion and drf with hierarchy enabled conflicts")]
     HierarchyConflict(usize),
     #[error("configurations[{0}]: {1}")]
@@ -109,7 +126,10 @@ impl PluginOption {
 
     /// Whether this entry's function for `point` is used by the dispatchers.
     pub fn enabled(&self, point: Point) -> bool {
-        FLAGS.iter().find(|f| f.1 == point).is_some_and(|(k, _, d)| self.flags.get(k).copied().unwrap_or(*d))
+        FLAGS
+            .iter()
+            .find(|f| f.1 == point)
+            .is_some_and(|(k, _, d)| self.flags.get(k).copied().unwrap_or(*d))
     }
 
     /// Sets a flag by its YAML key; false when the key is not a flag.
@@ -189,7 +209,13 @@ impl SchedulerConfig {
     /// Plugin names and arguments are checked against a registry by `Framework::new`.
     pub fn parse(text: &str) -> Result<SchedulerConfig, ConfigError> {
         let raw: RawConf = serde_saphyr::from_str(text).map_err(|e| {
-            ConfigError::Yaml(e.to_string().lines().map(str::trim).collect::<Vec<_>>().join(" "))
+            ConfigError::Yaml(
+                e.to_string()
+                    .lines()
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
         })?;
         let mut actions = Vec::new();
         for a in raw.actions.split(',') {
@@ -211,7 +237,11 @@ impl SchedulerConfig {
             for p in &t.plugins {
                 let name = match p.get("name") {
                     Some(Value::String(s)) if !s.is_empty() => s.clone(),
-                    _ => return Err(ConfigError::Yaml(format!("tier {ti}: a plugin entry has no `name`"))),
+                    _ => {
+                        return Err(ConfigError::Yaml(format!(
+                            "tier {ti}: a plugin entry has no `name`"
+                        )));
+                    }
                 };
                 let mut opt = PluginOption::new(&name);
                 for (k, v) in p {
@@ -219,15 +249,23 @@ impl SchedulerConfig {
                         "name" => {}
                         "arguments" => {
                             let map = match v {
-                                Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                                Value::Object(m) => {
+                                    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+                                }
                                 Value::Null => BTreeMap::new(),
-                                _ => return Err(ConfigError::Yaml(format!("plugin {name}: `arguments` must be a map"))),
+                                _ => {
+                                    return Err(ConfigError::Yaml(format!(
+                                        "plugin {name}: `arguments` must be a map"
+                                    )));
+                                }
                             };
                             opt.arguments = Arguments::new(map);
                         }
                         flag => {
                             let Some(b) = bool_of(v) else {
-                                return Err(ConfigError::Yaml(format!("plugin {name}: {flag} must be a boolean, got {v}")));
+                                return Err(ConfigError::Yaml(format!(
+                                    "plugin {name}: {flag} must be a boolean, got {v}"
+                                )));
                             };
                             opt.set_flag(flag, b);
                         }
@@ -235,7 +273,9 @@ impl SchedulerConfig {
                 }
                 plugins.push(opt);
             }
-            let drf_hier = plugins.iter().any(|p| p.name == "drf" && p.enable_hierarchy);
+            let drf_hier = plugins
+                .iter()
+                .any(|p| p.name == "drf" && p.enable_hierarchy);
             if drf_hier && plugins.iter().any(|p| p.name == "proportion") {
                 return Err(ConfigError::HierarchyConflict(ti));
             }
@@ -244,26 +284,52 @@ impl SchedulerConfig {
         let mut configurations = Vec::new();
         for (i, c) in raw.configurations.into_iter().enumerate() {
             if !KNOWN_ACTIONS.contains(&c.name.as_str()) {
-                return Err(ConfigError::ActionConfig(i, format!("unknown action {:?}", c.name)));
+                return Err(ConfigError::ActionConfig(
+                    i,
+                    format!("unknown action {:?}", c.name),
+                ));
             }
-            configurations.push(ActionConfig { name: c.name, arguments: Arguments::new(c.arguments) });
+            configurations.push(ActionConfig {
+                name: c.name,
+                arguments: Arguments::new(c.arguments),
+            });
         }
         let metrics = raw
             .metrics
             .into_iter()
-            .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .map(|(k, v)| {
+                (
+                    k,
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                )
+            })
             .collect();
-        Ok(SchedulerConfig { actions, tiers, configurations, metrics })
+        Ok(SchedulerConfig {
+            actions,
+            tiers,
+            configurations,
+            metrics,
+        })
     }
 
     /// Arguments of an action: the first `configurations` entry with that name.
     pub fn action_arguments(&self, action: &str) -> Arguments {
-        self.configurations.iter().find(|c| c.name == action).map(|c| c.arguments.clone()).unwrap_or_default()
+        self.configurations
+            .iter()
+            .find(|c| c.name == action)
+            .map(|c| c.arguments.clone())
+            .unwrap_or_default()
     }
 
     /// True when `enableHierarchy` is set on the first entry of plugin `name` (`Session.HierarchyEnabled`).
     pub fn hierarchy_enabled(&self, name: &str) -> bool {
-        self.tiers.iter().flat_map(|t| &t.plugins).find(|p| p.name == name).is_some_and(|p| p.enable_hierarchy)
+        self.tiers
+            .iter()
+            .flat_map(|t| &t.plugins)
+            .find(|p| p.name == name)
+            .is_some_and(|p| p.enable_hierarchy)
     }
 }
 
@@ -278,7 +344,10 @@ mod tests {
         assert_eq!(c.tiers.len(), 2);
         let gang = &c.tiers[0].plugins[1];
         assert!(gang.enabled(Point::JobReady));
-        assert!(!gang.enabled(Point::ClusterOrder), "enabledClusterOrder is not defaulted");
+        assert!(
+            !gang.enabled(Point::ClusterOrder),
+            "enabledClusterOrder is not defaulted"
+        );
         assert!(!gang.enable_hierarchy, "enableHierarchy is not defaulted");
     }
 
@@ -304,14 +373,23 @@ mod tests {
 
     #[test]
     fn empty_actions_are_refused() {
-        assert_eq!(SchedulerConfig::parse("tiers: []\n").unwrap_err(), ConfigError::NoActions);
+        assert_eq!(
+            SchedulerConfig::parse("tiers: []\n").unwrap_err(),
+            ConfigError::NoActions
+        );
     }
 
     #[test]
     fn bad_yaml_reports_a_line() {
-        let e = SchedulerConfig::parse("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n   bad: [\n").unwrap_err();
+        let e = SchedulerConfig::parse(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n   bad: [\n",
+        )
+        .unwrap_err();
         let msg = e.to_string();
-        assert!(msg.starts_with("invalid scheduler configuration YAML"), "{msg}");
+        assert!(
+            msg.starts_with("invalid scheduler configuration YAML"),
+            "{msg}"
+        );
         assert!(msg.contains("line"), "{msg}");
         assert!(!msg.contains('\n'));
     }
@@ -331,6 +409,11 @@ mod tests {
             "actions: allocate\nconfigurations:\n- name: allocate\n  arguments: {predicateErrorCacheEnable: false}\n- name: allocate\n  arguments: {predicateErrorCacheEnable: true}\n",
         )
         .unwrap();
-        assert_eq!(c.action_arguments("allocate").bool("predicateErrorCacheEnable").unwrap(), Some(false));
+        assert_eq!(
+            c.action_arguments("allocate")
+                .bool("predicateErrorCacheEnable")
+                .unwrap(),
+            Some(false)
+        );
     }
 }

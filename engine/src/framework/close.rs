@@ -1,11 +1,12 @@
 //! `CloseSession` (spec §3.9): plugin close hooks, the job status updater, queue status, and the
 //! per-task scheduling reasons, all returned as `Decisions`.
 
-use std::collections::BTreeMap;
-
-use super::{Bind, Decisions, Event, EventObject, Eviction, PodConditionUpdate, PodGroupUpdate, Pipelined, QueueUpdate, Session};
+use super::{
+    Bind, Decisions, Event, EventObject, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate,
+    QueueUpdate, Session,
+};
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
-use crate::model::{Dim, JobId, Quantity, Resource, TaskId, TaskStatus};
+use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
 
 impl Session {
     /// Closes the session and returns its decisions.
@@ -61,14 +62,21 @@ impl Session {
             "Unknown".to_string()
         } else {
             use TaskStatus::*;
-            let mut scheduled: u32 = [Running, Bound, Failed, Succeeded].iter().map(|&s| st.job_status_count(j, s)).sum();
+            let mut scheduled: u32 = [Running, Bound, Failed, Succeeded]
+                .iter()
+                .map(|&s| st.job_status_count(j, s))
+                .sum();
             let completed = st.job_status_count(j, Failed) + st.job_status_count(j, Succeeded);
             scheduled += st.snap.jobs.tasks[j.idx()]
                 .iter()
                 .filter(|t| st.task_status[t.idx()] == Releasing && st.task_node[t.idx()].is_some())
                 .count() as u32;
             if scheduled as i32 >= st.snap.jobs.podgroup[j.idx()].spec.min_member {
-                if scheduled == completed { "Completed".to_string() } else { "Running".to_string() }
+                if scheduled == completed {
+                    "Completed".to_string()
+                } else {
+                    "Running".to_string()
+                }
             } else if st.job_phase[j.idx()] != "Inqueue" {
                 "Pending".to_string()
             } else {
@@ -95,38 +103,62 @@ impl Session {
             || conditions_changed(&status.conditions, &old.conditions);
         let ns = snap.jobs.namespace[j.idx()].clone();
         let name = snap.jobs.name[j.idx()].clone();
-        let fit = self.job_fit_error(j);
-        let pg_object = EventObject::PodGroup { namespace: ns.clone(), name: name.clone() };
+        let fit = self.state.job_fit_error(j);
+        let pg_object = EventObject::PodGroup {
+            namespace: ns.clone(),
+            name: name.clone(),
+        };
         if matches!(status.phase.as_str(), "Unknown" | "Pending" | "Inqueue") {
             let pending = self.state.job_status_count(j, TaskStatus::Pending);
             d.events.push(Event {
                 object: pg_object,
                 type_: "Warning",
                 reason: "Unschedulable".into(),
-                message: format!("{pending}/{} tasks in gang unschedulable: {fit}", snap.jobs.tasks[j.idx()].len()),
+                message: format!(
+                    "{pending}/{} tasks in gang unschedulable: {fit}",
+                    snap.jobs.tasks[j.idx()].len()
+                ),
             });
         } else if changed {
-            d.events.push(Event { object: pg_object, type_: "Normal", reason: "Scheduled".into(), message: "pod group is ready".into() });
+            d.events.push(Event {
+                object: pg_object,
+                type_: "Normal",
+                reason: "Scheduled".into(),
+                message: "pod group is ready".into(),
+            });
         }
         for &t in &snap.jobs.tasks[j.idx()] {
             if snap.tasks.sch_gated[t.idx()] {
                 continue;
             }
             let tx = self.state.task_last_tx[t.idx()];
-            let status = tx.map(|x| x.status).unwrap_or(self.state.task_status[t.idx()]);
-            if !matches!(self.state.task_status[t.idx()], TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined) {
+            let status = tx
+                .map(|x| x.status)
+                .unwrap_or(self.state.task_status[t.idx()]);
+            if !matches!(
+                self.state.task_status[t.idx()],
+                TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined
+            ) {
                 continue;
             }
-            let node = tx.map(|x| x.node).unwrap_or(self.state.task_node[t.idx()]).map(|n| snap.nodes.name[n.idx()].clone());
+            let node = tx
+                .map(|x| x.node)
+                .unwrap_or(self.state.task_node[t.idx()])
+                .map(|n| snap.nodes.name[n.idx()].clone());
             let key = snap.tasks.key(t);
             let (reason, mut message, nominated) = match status {
                 TaskStatus::Allocated => (
                     "Schedulable",
-                    format!("Pod {key} can possibly be assigned to {}, once minAvailable is satisfied", node.clone().unwrap_or_default()),
+                    format!(
+                        "Pod {key} can possibly be assigned to {}, once minAvailable is satisfied",
+                        node.clone().unwrap_or_default()
+                    ),
                     None,
                 ),
                 TaskStatus::Pipelined => {
-                    let evicted = tx.map(|x| x.eviction_occurred).unwrap_or(self.state.task_eviction_occurred[t.idx()]);
+                    let evicted = tx
+                        .map(|x| x.eviction_occurred)
+                        .unwrap_or(self.state.task_eviction_occurred[t.idx()]);
                     (
                         "Unschedulable",
                         format!(
@@ -136,11 +168,15 @@ impl Session {
                         if evicted { node.clone() } else { None },
                     )
                 }
-                TaskStatus::Pending => ("Unschedulable", self.task_fit_message(j, t), None),
+                TaskStatus::Pending => ("Unschedulable", self.state.task_fit_message(j, t), None),
                 other => (other.name(), fit.clone(), None),
             };
             if message.is_empty() {
-                message = if fit.is_empty() { "all nodes are unavailable".into() } else { fit.clone() };
+                message = if fit.is_empty() {
+                    "all nodes are unavailable".into()
+                } else {
+                    fit.clone()
+                };
             }
             d.pod_conditions.push(PodConditionUpdate {
                 namespace: snap.tasks.namespace[t.idx()].clone(),
@@ -150,42 +186,12 @@ impl Session {
                 nominated_node: nominated,
             });
         }
-        d.pod_groups.push(PodGroupUpdate { namespace: ns, name, status, changed });
-    }
-
-    /// The per-task reason: its fit errors, else the job fit error.
-    pub fn task_fit_message(&self, j: JobId, t: TaskId) -> String {
-        match self.state.job_fit_errors[j.idx()].get(&t) {
-            Some(fe) => fe.summary(self.state.snap.nodes.len()),
-            None => self.job_fit_error(j),
-        }
-    }
-
-    /// Volcano's `JobInfo.FitError()`: readiness, a status histogram and the first reason.
-    pub fn job_fit_error(&self, j: JobId) -> String {
-        let st = &self.state;
-        let mut hist: BTreeMap<String, i32> = BTreeMap::new();
-        for s in TaskStatus::ALL {
-            let c = st.job_status_count(j, s);
-            if c > 0 {
-                *hist.entry(s.name().to_string()).or_default() += c as i32;
-            }
-        }
-        hist.insert("minAvailable".into(), st.snap.jobs.min_available[j.idx()]);
-        let mut parts: Vec<String> = hist.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        parts.sort();
-        let ready = if st.job_is_ready(j) { "pod group is ready" } else { "pod group is not ready" };
-        let mut msg = format!("{ready}, {}", parts.join(", "));
-        if !st.job_fit_message[j.idx()].is_empty() {
-            msg.push_str(&format!(". Origin reason is: {}", st.job_fit_message[j.idx()]));
-        } else if let Some((t, fe)) = st.job_fit_errors[j.idx()].iter().next() {
-            msg.push_str(&format!(
-                ". Origin reason is {}: {}",
-                st.snap.tasks.name[t.idx()],
-                fe.summary(st.snap.nodes.len())
-            ));
-        }
-        msg
+        d.pod_groups.push(PodGroupUpdate {
+            namespace: ns,
+            name,
+            status,
+            changed,
+        });
     }
 
     fn queue_status(&self, d: &mut Decisions) {
@@ -206,7 +212,11 @@ impl Session {
                 if qi == root {
                     continue;
                 }
-                let mut parent = if q.parent[qi.idx()].is_empty() { Some(root) } else { q.id(&q.parent[qi.idx()]) };
+                let mut parent = if q.parent[qi.idx()].is_empty() {
+                    Some(root)
+                } else {
+                    q.id(&q.parent[qi.idx()])
+                };
                 let mut guard = 0;
                 while let Some(p) = parent {
                     alloc[p.idx()].add(&own[qi.idx()]);
@@ -214,15 +224,24 @@ impl Session {
                         break;
                     }
                     guard += 1;
-                    parent = if q.parent[p.idx()].is_empty() { Some(root) } else { q.id(&q.parent[p.idx()]) };
+                    parent = if q.parent[p.idx()].is_empty() {
+                        Some(root)
+                    } else {
+                        q.id(&q.parent[p.idx()])
+                    };
                 }
             }
         }
         for qi in q.ids() {
             let list = to_resource_list(&alloc[qi.idx()]);
             let old = &q.object[qi.idx()].status.allocated;
-            if !Resource::from_list(&list).equal(&Resource::from_list(old)) || !Resource::from_list(old).equal(&Resource::from_list(&list)) {
-                d.queues.push(QueueUpdate { name: q.name[qi.idx()].clone(), allocated: list });
+            if !Resource::from_list(&list).equal(&Resource::from_list(old))
+                || !Resource::from_list(old).equal(&Resource::from_list(&list))
+            {
+                d.queues.push(QueueUpdate {
+                    name: q.name[qi.idx()].clone(),
+                    allocated: list,
+                });
             }
         }
     }
@@ -232,7 +251,8 @@ impl Session {
 fn conditions_changed(new: &[PodGroupCondition], old: &[PodGroupCondition]) -> bool {
     new.len() != old.len()
         || new.iter().zip(old).any(|(n, o)| {
-            (&n.type_, &n.status, &n.reason, &n.message) != (&o.type_, &o.status, &o.reason, &o.message)
+            (&n.type_, &n.status, &n.reason, &n.message)
+                != (&o.type_, &o.status, &o.reason, &o.message)
         })
 }
 
@@ -241,7 +261,10 @@ pub fn to_resource_list(r: &Resource) -> ResourceList {
     let mut l = ResourceList::new();
     let q = |s: String| Quantity::parse(&s).unwrap_or_else(|_| Quantity::from_units(0));
     l.insert("cpu".into(), q(format!("{}m", r.milli_cpu.max(0.0) as i64)));
-    l.insert("memory".into(), Quantity::from_units(r.memory.max(0.0) as i64));
+    l.insert(
+        "memory".into(),
+        Quantity::from_units(r.memory.max(0.0) as i64),
+    );
     for (dim, v) in r.scalars() {
         if dim == Dim::PODS {
             l.insert("pods".into(), Quantity::from_units(v.max(0.0) as i64));

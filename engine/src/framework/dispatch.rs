@@ -11,7 +11,11 @@ use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
 fn pod_index(name: &str) -> Option<i64> {
     let parts: Vec<&str> = name.split('-').collect();
-    if parts.len() >= 3 { parts[parts.len() - 1].parse().ok() } else { None }
+    if parts.len() >= 3 {
+        parts[parts.len() - 1].parse().ok()
+    } else {
+        None
+    }
 }
 
 impl Session {
@@ -45,7 +49,8 @@ impl Session {
             Some(o) => o == Ordering::Less,
             None => {
                 let s = &self.state.snap.sub_jobs;
-                (s.match_index[l.idx()], &s.uid[l.idx()]) < (s.match_index[r.idx()], &s.uid[r.idx()])
+                (s.match_index[l.idx()], &s.uid[l.idx()])
+                    < (s.match_index[r.idx()], &s.uid[r.idx()])
             }
         }
     }
@@ -143,17 +148,21 @@ impl Session {
 
     /// BestNode: the first plugin that names a node wins.
     pub fn best_node(&self, task: TaskId, scores: &[(NodeId, f64)]) -> Option<NodeId> {
-        self.enabled(Point::BestNode).find_map(|(_, p)| p.best_node(&self.state, task, scores))
+        self.enabled(Point::BestNode)
+            .find_map(|(_, p)| p.best_node(&self.state, task, scores))
     }
 
     /// JobValid (no enable flag): the first failure is returned.
     pub fn job_valid(&self, job: JobId) -> Option<JobInvalid> {
-        self.all_by_tier().flatten().find_map(|p| p.job_valid(&self.state, job))
+        self.all_by_tier()
+            .flatten()
+            .find_map(|p| p.job_valid(&self.state, job))
     }
 
     /// JobReady: every registered plugin must say true; nobody → true.
     pub fn job_ready(&self, job: JobId) -> bool {
-        self.enabled(Point::JobReady).all(|(_, p)| p.job_ready(&self.state, job).unwrap_or(true))
+        self.enabled(Point::JobReady)
+            .all(|(_, p)| p.job_ready(&self.state, job).unwrap_or(true))
     }
 
     /// SubJobReady: without a sub-group policy, `JobReady`; else every registered plugin true.
@@ -161,7 +170,8 @@ impl Session {
         if !self.state.snap.jobs.has_sub_group_policy[job.idx()] {
             return self.job_ready(job);
         }
-        self.enabled(Point::SubJobReady).all(|(_, p)| p.sub_job_ready(&self.state, job, sj).unwrap_or(true))
+        self.enabled(Point::SubJobReady)
+            .all(|(_, p)| p.sub_job_ready(&self.state, job, sj).unwrap_or(true))
     }
 
     /// The tiered vote (spec §3.3.3): any Reject → false at once; the first tier with a
@@ -193,7 +203,9 @@ impl Session {
         if !self.state.snap.jobs.has_sub_group_policy[job.idx()] {
             return self.job_pipelined(job);
         }
-        self.vote(Point::SubJobPipelined, |p| p.sub_job_pipelined(&self.state, job, sj))
+        self.vote(Point::SubJobPipelined, |p| {
+            p.sub_job_pipelined(&self.state, job, sj)
+        })
     }
 
     /// JobEnqueueable: tiered vote (gated by `enableJobEnqueued`).
@@ -224,7 +236,11 @@ impl Session {
     /// The tiered victim intersection (spec §3.3.2): an empty answer abandons the tier, an
     /// empty intersection is re-initialised by the next plugin, the first tier that ends with a
     /// non-empty list decides.
-    fn victims(&self, point: Point, f: impl Fn(&dyn super::Plugin) -> Option<Vec<TaskId>>) -> Vec<TaskId> {
+    fn victims(
+        &self,
+        point: Point,
+        f: impl Fn(&dyn super::Plugin) -> Option<Vec<TaskId>>,
+    ) -> Vec<TaskId> {
         for tier in self.enabled_by_tier(point) {
             let mut victims: Option<Vec<TaskId>> = None;
             for p in tier {
@@ -236,7 +252,8 @@ impl Session {
                 victims = match victims {
                     None => Some(cands),
                     Some(v) => {
-                        let kept: Vec<TaskId> = v.into_iter().filter(|t| cands.contains(t)).collect();
+                        let kept: Vec<TaskId> =
+                            v.into_iter().filter(|t| cands.contains(t)).collect();
                         if kept.is_empty() { None } else { Some(kept) }
                     }
                 };
@@ -250,12 +267,16 @@ impl Session {
 
     /// Preemptable: tiered victim intersection.
     pub fn preemptable(&self, preemptor: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
-        self.victims(Point::Preemptable, |p| p.preemptable(&self.state, preemptor, candidates))
+        self.victims(Point::Preemptable, |p| {
+            p.preemptable(&self.state, preemptor, candidates)
+        })
     }
 
     /// Reclaimable: tiered victim intersection.
     pub fn reclaimable(&self, reclaimer: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
-        self.victims(Point::Reclaimable, |p| p.reclaimable(&self.state, reclaimer, candidates))
+        self.victims(Point::Reclaimable, |p| {
+            p.reclaimable(&self.state, reclaimer, candidates)
+        })
     }
 
     /// VictimTasks: per tier, the union of every plugin's answer; the first non-empty tier wins.
@@ -278,17 +299,20 @@ impl Session {
 
     /// Allocatable: every registered plugin must say true.
     pub fn allocatable(&self, queue: QueueId, task: TaskId) -> bool {
-        self.enabled(Point::Allocatable).all(|(_, p)| p.allocatable(&self.state, queue, task).unwrap_or(true))
+        self.enabled(Point::Allocatable)
+            .all(|(_, p)| p.allocatable(&self.state, queue, task).unwrap_or(true))
     }
 
     /// Overused: any registered plugin saying true.
     pub fn overused(&self, queue: QueueId) -> bool {
-        self.enabled(Point::Overused).any(|(_, p)| p.overused(&self.state, queue).unwrap_or(false))
+        self.enabled(Point::Overused)
+            .any(|(_, p)| p.overused(&self.state, queue).unwrap_or(false))
     }
 
     /// Preemptive: every registered plugin must say true.
     pub fn preemptive(&self, queue: QueueId, task: TaskId) -> bool {
-        self.enabled(Point::Preemptive).all(|(_, p)| p.preemptive(&self.state, queue, task).unwrap_or(true))
+        self.enabled(Point::Preemptive)
+            .all(|(_, p)| p.preemptive(&self.state, queue, task).unwrap_or(true))
     }
 
     /// HyperNodeOrder: per hyper-node sum over plugins (0 when nobody scores).
@@ -305,14 +329,22 @@ impl Session {
     }
 
     /// HyperNodeGradientForJob: the first plugin that registered it decides; nobody → `[[hn]]`.
-    pub fn hyper_node_gradient_for_job(&self, job: JobId, hn: HyperNodeId) -> Vec<Vec<HyperNodeId>> {
+    pub fn hyper_node_gradient_for_job(
+        &self,
+        job: JobId,
+        hn: HyperNodeId,
+    ) -> Vec<Vec<HyperNodeId>> {
         self.enabled(Point::HyperNodeGradient)
             .find_map(|(_, p)| p.hyper_node_gradient_for_job(&self.state, job, hn))
             .unwrap_or_else(|| vec![vec![hn]])
     }
 
     /// HyperNodeGradientForSubJob: the first plugin that registered it decides; nobody → `[[hn]]`.
-    pub fn hyper_node_gradient_for_sub_job(&self, sj: SubJobId, hn: HyperNodeId) -> Vec<Vec<HyperNodeId>> {
+    pub fn hyper_node_gradient_for_sub_job(
+        &self,
+        sj: SubJobId,
+        hn: HyperNodeId,
+    ) -> Vec<Vec<HyperNodeId>> {
         self.enabled(Point::HyperNodeGradient)
             .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn))
             .unwrap_or_else(|| vec![vec![hn]])

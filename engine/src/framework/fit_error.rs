@@ -31,7 +31,12 @@ pub struct FitError {
 impl FitError {
     /// A single-reason error.
     pub fn new(code: StatusCode, reason: impl Into<String>) -> Self {
-        FitError { statuses: vec![Status { code, reason: reason.into() }] }
+        FitError {
+            statuses: vec![Status {
+                code,
+                reason: reason.into(),
+            }],
+        }
     }
 
     /// The reasons, in order.
@@ -72,13 +77,24 @@ impl FitErrors {
                 *hist.entry(r).or_default() += 1;
             }
         }
-        let prefix = self.hyper_node.as_ref().map(|h| format!("In hyperNode {h}: ")).unwrap_or_default();
+        let prefix = self
+            .hyper_node
+            .as_ref()
+            .map(|h| format!("In hyperNode {h}: "))
+            .unwrap_or_default();
         if hist.is_empty() {
-            let msg = if self.message.is_empty() { "all nodes are unavailable" } else { &self.message };
+            let msg = if self.message.is_empty() {
+                "all nodes are unavailable"
+            } else {
+                &self.message
+            };
             return format!("{prefix}{msg}");
         }
         let mut parts: Vec<String> = hist.iter().map(|(r, n)| format!("{n} {r}")).collect();
         parts.sort();
-        format!("{prefix}0/{total} nodes are unavailable: {}.", parts.join(", "))
+        format!(
+            "{prefix}0/{total} nodes are unavailable: {}.",
+            parts.join(", ")
+        )
     }
 }

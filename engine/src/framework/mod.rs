@@ -6,6 +6,7 @@ mod decisions;
 mod dispatch;
 mod event;
 mod fit_error;
+mod fit_message;
 mod options;
 mod plugin;
 mod registry;
@@ -16,7 +17,9 @@ mod topology;
 mod vote;
 
 pub use close::to_resource_list;
-pub use decisions::{Bind, Decisions, Eviction, PodConditionUpdate, PodGroupUpdate, Pipelined, QueueUpdate};
+pub use decisions::{
+    Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
+};
 pub use event::{Event, EventObject};
 pub use fit_error::{FitError, FitErrors, Status, StatusCode};
 pub use options::{NodeSampling, SessionOptions};
@@ -24,5 +27,5 @@ pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
 pub use session::{Session, validate_plugins};
 pub use state::{LastTransaction, SessionState, StatusCounts};
-pub use statement::{Op, Statement};
+pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use vote::{JobInvalid, Vote};

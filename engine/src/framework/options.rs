@@ -13,7 +13,11 @@ pub struct NodeSampling {
 impl Default for NodeSampling {
     /// Volcano's flag defaults.
     fn default() -> Self {
-        NodeSampling { percentage_nodes_to_find: 0, minimum_feasible_nodes: 100, minimum_percentage_nodes_to_find: 5 }
+        NodeSampling {
+            percentage_nodes_to_find: 0,
+            minimum_feasible_nodes: 100,
+            minimum_percentage_nodes_to_find: 5,
+        }
     }
 }
 
@@ -54,7 +58,10 @@ mod tests {
         assert_eq!(s.num_to_find(50), 50);
         assert_eq!(s.num_to_find(1000), 420, "pct = 50 - 1000/125 = 42");
         assert_eq!(s.num_to_find(50_000), 2500, "pct floors at 5");
-        let all = NodeSampling { percentage_nodes_to_find: 100, ..s };
+        let all = NodeSampling {
+            percentage_nodes_to_find: 100,
+            ..s
+        };
         assert_eq!(all.num_to_find(50_000), 50_000);
     }
 }

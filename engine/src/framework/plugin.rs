@@ -40,7 +40,13 @@ pub trait Plugin: Send + Sync {
         Ordering::Equal
     }
     /// VictimQueueOrder: which queue's victims go first for `preemptor`'s queue.
-    fn victim_queue_order(&self, ssn: &SessionState, l: QueueId, r: QueueId, preemptor: QueueId) -> Ordering {
+    fn victim_queue_order(
+        &self,
+        ssn: &SessionState,
+        l: QueueId,
+        r: QueueId,
+        preemptor: QueueId,
+    ) -> Ordering {
         Ordering::Equal
     }
 
@@ -53,15 +59,30 @@ pub trait Plugin: Send + Sync {
         Ok(())
     }
     /// NodeOrder: a score for one node (`None`: not registered).
-    fn node_order(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Option<Result<f64, String>> {
+    fn node_order(
+        &self,
+        ssn: &SessionState,
+        task: TaskId,
+        node: NodeId,
+    ) -> Option<Result<f64, String>> {
         None
     }
     /// BatchNodeOrder: one score per node of `nodes`, same order (`None`: not registered).
-    fn batch_node_order(&self, ssn: &SessionState, task: TaskId, nodes: &[NodeId]) -> Option<Result<Vec<f64>, String>> {
+    fn batch_node_order(
+        &self,
+        ssn: &SessionState,
+        task: TaskId,
+        nodes: &[NodeId],
+    ) -> Option<Result<Vec<f64>, String>> {
         None
     }
     /// BestNode: pick a node from the scored candidates.
-    fn best_node(&self, ssn: &SessionState, task: TaskId, scores: &[(NodeId, f64)]) -> Option<NodeId> {
+    fn best_node(
+        &self,
+        ssn: &SessionState,
+        task: TaskId,
+        scores: &[(NodeId, f64)],
+    ) -> Option<NodeId> {
         None
     }
 
@@ -97,11 +118,21 @@ pub trait Plugin: Send + Sync {
     }
 
     /// Preemptable: which of `candidates` `preemptor` may evict.
-    fn preemptable(&self, ssn: &SessionState, preemptor: TaskId, candidates: &[TaskId]) -> Option<Vec<TaskId>> {
+    fn preemptable(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
         None
     }
     /// Reclaimable: which of `candidates` `reclaimer` may evict.
-    fn reclaimable(&self, ssn: &SessionState, reclaimer: TaskId, candidates: &[TaskId]) -> Option<Vec<TaskId>> {
+    fn reclaimable(
+        &self,
+        ssn: &SessionState,
+        reclaimer: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
         None
     }
     /// VictimTasks: tasks this plugin wants evicted.
@@ -123,11 +154,21 @@ pub trait Plugin: Send + Sync {
     }
 
     /// HyperNodeOrder: one score per hyper-node of `hyper_nodes` for a sub-job.
-    fn hyper_node_order(&self, ssn: &SessionState, sub_job: SubJobId, hyper_nodes: &[HyperNodeId]) -> Option<Vec<f64>> {
+    fn hyper_node_order(
+        &self,
+        ssn: &SessionState,
+        sub_job: SubJobId,
+        hyper_nodes: &[HyperNodeId],
+    ) -> Option<Vec<f64>> {
         None
     }
     /// HyperNodeGradientForJob: groups of hyper-nodes to try, in order.
-    fn hyper_node_gradient_for_job(&self, ssn: &SessionState, job: JobId, hn: HyperNodeId) -> Option<Vec<Vec<HyperNodeId>>> {
+    fn hyper_node_gradient_for_job(
+        &self,
+        ssn: &SessionState,
+        job: JobId,
+        hn: HyperNodeId,
+    ) -> Option<Vec<Vec<HyperNodeId>>> {
         None
     }
     /// HyperNodeGradientForSubJob.

@@ -29,16 +29,33 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("plugins", &self.slots.iter().map(|s| &s.option.name).collect::<Vec<_>>()).finish()
+        f.debug_struct("Session")
+            .field(
+                "plugins",
+                &self
+                    .slots
+                    .iter()
+                    .map(|s| &s.option.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
     }
 }
 
 /// Builds every plugin of `config` once, so a bad name or argument is reported at load time.
-pub fn validate_plugins(config: &SchedulerConfig, registry: &PluginRegistry) -> Result<(), ConfigError> {
+pub fn validate_plugins(
+    config: &SchedulerConfig,
+    registry: &PluginRegistry,
+) -> Result<(), ConfigError> {
     for (ti, tier) in config.tiers.iter().enumerate() {
         for p in &tier.plugins {
-            let builder = registry.get(&p.name).ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
-            builder(&p.arguments).map_err(|error| ConfigError::Argument { plugin: p.name.clone(), error })?;
+            let builder = registry
+                .get(&p.name)
+                .ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
+            builder(&p.arguments).map_err(|error| ConfigError::Argument {
+                plugin: p.name.clone(),
+                error,
+            })?;
         }
     }
     Ok(())
@@ -60,15 +77,28 @@ impl Session {
         for (ti, tier) in config.tiers.iter().enumerate() {
             let start = slots.len();
             for p in &tier.plugins {
-                let builder = registry.get(&p.name).ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
-                let mut plugin =
-                    builder(&p.arguments).map_err(|error| ConfigError::Argument { plugin: p.name.clone(), error })?;
+                let builder = registry
+                    .get(&p.name)
+                    .ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
+                let mut plugin = builder(&p.arguments).map_err(|error| ConfigError::Argument {
+                    plugin: p.name.clone(),
+                    error,
+                })?;
                 plugin.on_session_open(&state);
-                slots.push(Slot { option: p.clone(), plugin });
+                slots.push(Slot {
+                    option: p.clone(),
+                    plugin,
+                });
             }
             tiers.push(start..slots.len());
         }
-        Ok(Session { state, slots, tiers, binds: Vec::new(), evictions: Vec::new() })
+        Ok(Session {
+            state,
+            slots,
+            tiers,
+            binds: Vec::new(),
+            evictions: Vec::new(),
+        })
     }
 
     /// True when an action of this name is configured (allocate's auto-admission looks).
@@ -89,13 +119,22 @@ impl Session {
     /// Plugins of each tier whose `point` is enabled, tier by tier.
     pub(crate) fn enabled_by_tier(&self, point: Point) -> impl Iterator<Item = Vec<&dyn Plugin>> {
         self.tiers.iter().map(move |r| {
-            self.slots[r.clone()].iter().filter(|s| s.option.enabled(point)).map(|s| s.plugin.as_ref()).collect()
+            self.slots[r.clone()]
+                .iter()
+                .filter(|s| s.option.enabled(point))
+                .map(|s| s.plugin.as_ref())
+                .collect()
         })
     }
 
     /// Every plugin, tier by tier (for points without an enable flag).
     pub(crate) fn all_by_tier(&self) -> impl Iterator<Item = Vec<&dyn Plugin>> {
-        self.tiers.iter().map(move |r| self.slots[r.clone()].iter().map(|s| s.plugin.as_ref()).collect())
+        self.tiers.iter().map(move |r| {
+            self.slots[r.clone()]
+                .iter()
+                .map(|s| s.plugin.as_ref())
+                .collect()
+        })
     }
 
     /// Runs the allocate event handlers of every plugin; the first error is returned.

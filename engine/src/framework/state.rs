@@ -86,8 +86,18 @@ impl SessionState {
             sub_job_counts: vec![[0; 10]; ns],
             job_allocated: vec![Resource::empty(); nj],
             job_total_request: vec![Resource::empty(); nj],
-            job_phase: snap.jobs.podgroup.iter().map(|pg| pg.status.phase.clone()).collect(),
-            job_conditions: snap.jobs.podgroup.iter().map(|pg| pg.status.conditions.clone()).collect(),
+            job_phase: snap
+                .jobs
+                .podgroup
+                .iter()
+                .map(|pg| pg.status.phase.clone())
+                .collect(),
+            job_conditions: snap
+                .jobs
+                .podgroup
+                .iter()
+                .map(|pg| pg.status.conditions.clone())
+                .collect(),
             job_fit_errors: vec![BTreeMap::new(); nj],
             job_fit_message: vec![String::new(); nj],
             job_allocated_hyper_node: vec![None; nj],
@@ -207,7 +217,9 @@ impl SessionState {
 
     /// `NodeInfo.RemoveTask`: reverses the accounting of the status the task was added with.
     pub fn node_remove(&mut self, n: NodeId, t: TaskId) {
-        let Some(status) = self.task_node_status[t.idx()].take() else { return };
+        let Some(status) = self.task_node_status[t.idx()].take() else {
+            return;
+        };
         let r = &self.snap.tasks.resreq[t.idx()];
         let i = n.idx();
         match status {
@@ -257,7 +269,10 @@ impl SessionState {
     /// Bound + Binding + Running + Allocated + Succeeded.
     pub fn ready_task_num(&self, j: JobId) -> i32 {
         use TaskStatus::*;
-        [Bound, Binding, Running, Allocated, Succeeded].iter().map(|&s| self.count(j, s)).sum::<u32>() as i32
+        [Bound, Binding, Running, Allocated, Succeeded]
+            .iter()
+            .map(|&s| self.count(j, s))
+            .sum::<u32>() as i32
     }
 
     /// Pipelined tasks.
@@ -269,20 +284,28 @@ impl SessionState {
     pub fn pending_best_effort_task_num(&self, j: JobId) -> i32 {
         self.snap.jobs.tasks[j.idx()]
             .iter()
-            .filter(|t| self.task_status[t.idx()] == TaskStatus::Pending && self.snap.tasks.best_effort[t.idx()])
+            .filter(|t| {
+                self.task_status[t.idx()] == TaskStatus::Pending
+                    && self.snap.tasks.best_effort[t.idx()]
+            })
             .count() as i32
     }
 
     /// Tasks in allocated statuses, Succeeded, Pipelined or Pending.
     pub fn valid_task_num(&self, j: JobId) -> i32 {
         use TaskStatus::*;
-        [Allocated, Binding, Bound, Running, Succeeded, Pipelined, Pending].iter().map(|&s| self.count(j, s)).sum::<u32>()
-            as i32
+        [
+            Allocated, Binding, Bound, Running, Succeeded, Pipelined, Pending,
+        ]
+        .iter()
+        .map(|&s| self.count(j, s))
+        .sum::<u32>() as i32
     }
 
     /// `IsReady`.
     pub fn job_is_ready(&self, j: JobId) -> bool {
-        self.ready_task_num(j) + self.pending_best_effort_task_num(j) >= self.snap.jobs.min_available[j.idx()]
+        self.ready_task_num(j) + self.pending_best_effort_task_num(j)
+            >= self.snap.jobs.min_available[j.idx()]
     }
 
     /// `IsPipelined`.
@@ -317,14 +340,20 @@ impl SessionState {
         if jobs.min_available[j.idx()] < jobs.task_min_available_total[j.idx()] {
             return true;
         }
-        jobs.task_min_available[j.idx()].iter().all(|(role, &min)| min <= 0 || counts.get(role.as_str()).copied().unwrap_or(0) >= min)
+        jobs.task_min_available[j.idx()]
+            .iter()
+            .all(|(role, &min)| min <= 0 || counts.get(role.as_str()).copied().unwrap_or(0) >= min)
     }
 
     /// `CheckTaskValid`.
     pub fn check_task_valid(&self, j: JobId) -> bool {
         let counts = self.role_counts(j, |t| {
             let s = self.task_status[t.idx()];
-            s.is_allocated() || matches!(s, TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending)
+            s.is_allocated()
+                || matches!(
+                    s,
+                    TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending
+                )
         });
         self.check_roles(j, counts)
     }
@@ -358,19 +387,26 @@ impl SessionState {
     /// Ready tasks of a sub-job.
     pub fn sub_job_ready_task_num(&self, s: SubJobId) -> i32 {
         use TaskStatus::*;
-        [Bound, Binding, Running, Allocated, Succeeded].iter().map(|&x| self.sub_count(s, x)).sum::<u32>() as i32
+        [Bound, Binding, Running, Allocated, Succeeded]
+            .iter()
+            .map(|&x| self.sub_count(s, x))
+            .sum::<u32>() as i32
     }
 
     fn sub_job_pending_best_effort(&self, s: SubJobId) -> i32 {
         self.snap.sub_jobs.tasks[s.idx()]
             .iter()
-            .filter(|t| self.task_status[t.idx()] == TaskStatus::Pending && self.snap.tasks.best_effort[t.idx()])
+            .filter(|t| {
+                self.task_status[t.idx()] == TaskStatus::Pending
+                    && self.snap.tasks.best_effort[t.idx()]
+            })
             .count() as i32
     }
 
     /// Sub-job `IsReady`.
     pub fn sub_job_is_ready(&self, s: SubJobId) -> bool {
-        self.sub_job_ready_task_num(s) + self.sub_job_pending_best_effort(s) >= self.snap.sub_jobs.min_available[s.idx()]
+        self.sub_job_ready_task_num(s) + self.sub_job_pending_best_effort(s)
+            >= self.snap.sub_jobs.min_available[s.idx()]
     }
 
     /// Sub-job `IsPipelined`.
@@ -386,7 +422,8 @@ impl SessionState {
         let mut m: BTreeMap<&str, i32> = BTreeMap::new();
         for &s in &self.snap.jobs.sub_jobs[j.idx()] {
             if cond(s) {
-                *m.entry(self.snap.sub_jobs.gid[s.idx()].as_str()).or_default() += 1;
+                *m.entry(self.snap.sub_jobs.gid[s.idx()].as_str())
+                    .or_default() += 1;
             }
         }
         m
@@ -395,7 +432,9 @@ impl SessionState {
     /// `CheckSubJobValid`: each policy group has at least `minSubGroups` sub-jobs.
     pub fn check_sub_job_valid(&self, j: JobId) -> bool {
         let counts = self.sub_jobs_per_gid(j, |_| true);
-        self.snap.jobs.min_sub_jobs[j.idx()].iter().all(|(g, &min)| counts.get(g.as_str()).copied().unwrap_or(0) >= min)
+        self.snap.jobs.min_sub_jobs[j.idx()]
+            .iter()
+            .all(|(g, &min)| counts.get(g.as_str()).copied().unwrap_or(0) >= min)
     }
 
     fn check_sub_job_condition(&self, j: JobId, cond: impl Fn(SubJobId) -> bool) -> bool {
@@ -426,20 +465,27 @@ impl SessionState {
     /// `ContainsHardTopology`: the job or one of its sub-jobs is hard.
     pub fn job_contains_hard_topology(&self, j: JobId) -> bool {
         Self::hard_tier(&self.job_topology[j.idx()]).is_some()
-            || self.snap.jobs.sub_jobs[j.idx()].iter().any(|s| Self::hard_tier(&self.sub_job_topology[s.idx()]).is_some())
+            || self.snap.jobs.sub_jobs[j.idx()]
+                .iter()
+                .any(|s| Self::hard_tier(&self.sub_job_topology[s.idx()]).is_some())
     }
 
     /// `ContainsNetworkTopology`: the job or one of its sub-jobs has a topology.
     pub fn job_contains_network_topology(&self, j: JobId) -> bool {
         self.job_topology[j.idx()].is_some()
-            || self.snap.jobs.sub_jobs[j.idx()].iter().any(|s| self.sub_job_topology[s.idx()].is_some())
+            || self.snap.jobs.sub_jobs[j.idx()]
+                .iter()
+                .any(|s| self.sub_job_topology[s.idx()].is_some())
     }
 
     // ---- events -----------------------------------------------------------------------------
 
     /// Records an event (plugins may call this from their read-only hooks).
     pub fn record_event(&self, e: Event) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(e);
     }
 
     /// Takes the recorded events.

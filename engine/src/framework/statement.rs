@@ -8,9 +8,18 @@ use crate::model::{NodeId, TaskId, TaskStatus};
 /// A recorded operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
-    Allocate { task: TaskId, node: NodeId },
-    Pipeline { task: TaskId, node: NodeId, eviction_occurred: bool },
-    Evict { task: TaskId },
+    Allocate {
+        task: TaskId,
+        node: NodeId,
+    },
+    Pipeline {
+        task: TaskId,
+        node: NodeId,
+        eviction_occurred: bool,
+    },
+    Evict {
+        task: TaskId,
+    },
 }
 
 impl Op {
@@ -58,9 +67,17 @@ impl Statement {
 
     /// Allocate `task` on `node`: status Allocated, accounted on the node, allocate handlers.
     /// On any failure the session is restored and the error returned.
-    pub fn allocate(&mut self, ssn: &mut Session, task: TaskId, node: NodeId) -> Result<(), String> {
+    pub fn allocate(
+        &mut self,
+        ssn: &mut Session,
+        task: TaskId,
+        node: NodeId,
+    ) -> Result<(), String> {
         if ssn.state.job_of(task).is_none() {
-            return Err(format!("task {} has no job in the session", ssn.state.snap.tasks.key(task)));
+            return Err(format!(
+                "task {} has no job in the session",
+                ssn.state.snap.tasks.key(task)
+            ));
         }
         ssn.state.set_task_status(task, TaskStatus::Allocated);
         ssn.state.task_node[task.idx()] = Some(node);
@@ -79,7 +96,13 @@ impl Statement {
     }
 
     /// Pipeline `task` onto `node` (it will fit once releasing resources are freed).
-    pub fn pipeline(&mut self, ssn: &mut Session, task: TaskId, node: NodeId, eviction_occurred: bool) -> Result<(), String> {
+    pub fn pipeline(
+        &mut self,
+        ssn: &mut Session,
+        task: TaskId,
+        node: NodeId,
+        eviction_occurred: bool,
+    ) -> Result<(), String> {
         ssn.state.set_task_status(task, TaskStatus::Pipelined);
         ssn.state.task_node[task.idx()] = Some(node);
         ssn.state.task_eviction_occurred[task.idx()] = eviction_occurred;
@@ -92,7 +115,11 @@ impl Statement {
             unplace(ssn, task);
             return Err(e);
         }
-        self.ops.push(Op::Pipeline { task, node, eviction_occurred });
+        self.ops.push(Op::Pipeline {
+            task,
+            node,
+            eviction_occurred,
+        });
         self.reasons.push(String::new());
         Ok(())
     }
@@ -152,7 +179,11 @@ impl Statement {
         for op in ops {
             match *op {
                 Op::Allocate { task, node } => self.allocate(ssn, task, node)?,
-                Op::Pipeline { task, node, eviction_occurred } => self.pipeline(ssn, task, node, eviction_occurred)?,
+                Op::Pipeline {
+                    task,
+                    node,
+                    eviction_occurred,
+                } => self.pipeline(ssn, task, node, eviction_occurred)?,
                 Op::Evict { task } => self.evict(ssn, task, "")?,
             }
         }
@@ -183,4 +214,24 @@ fn unevict(ssn: &mut Session, t: TaskId) {
         let _ = ssn.state.node_update(n, t);
     }
     let _ = ssn.fire_allocate(t);
+}
+
+/// `Session.Allocate` (used by backfill): allocate `task` on `node` now; once its job is
+/// ready, every Allocated task of the job is bound.
+pub fn allocate_and_dispatch(ssn: &mut Session, task: TaskId, node: NodeId) -> Result<(), String> {
+    Statement::new().allocate(ssn, task, node)?;
+    let Some(job) = ssn.state.job_of(task) else {
+        return Ok(());
+    };
+    if ssn.job_ready(job) {
+        let snap = ssn.state.snap.clone();
+        for &t in &snap.jobs.tasks[job.idx()] {
+            if ssn.state.task_status[t.idx()] == TaskStatus::Allocated {
+                if let Some(n) = ssn.state.task_node[t.idx()] {
+                    dispatch(ssn, t, n);
+                }
+            }
+        }
+    }
+    Ok(())
 }

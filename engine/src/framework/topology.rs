@@ -29,17 +29,28 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
         resolve_tier_name(st, &mut jt);
         if let Some(nt) = jt.as_mut() {
             if nt.mode == TopologyMode::Soft {
-                *nt = NetworkTopology { mode: TopologyMode::Hard, highest_tier_allowed: Some(top_tier), highest_tier_name: String::new() };
+                *nt = NetworkTopology {
+                    mode: TopologyMode::Hard,
+                    highest_tier_allowed: Some(top_tier),
+                    highest_tier_name: String::new(),
+                };
             }
         }
-        let sub_max = jt.as_ref().and_then(|nt| nt.highest_tier_allowed).unwrap_or(top_tier);
+        let sub_max = jt
+            .as_ref()
+            .and_then(|nt| nt.highest_tier_allowed)
+            .unwrap_or(top_tier);
         st.job_topology[j.idx()] = jt;
         for &s in &snap.jobs.sub_jobs[j.idx()] {
             let mut t = st.sub_job_topology[s.idx()].take();
             resolve_tier_name(st, &mut t);
             if let Some(nt) = t.as_mut() {
                 if nt.mode == TopologyMode::Soft {
-                    *nt = NetworkTopology { mode: TopologyMode::Hard, highest_tier_allowed: Some(sub_max), highest_tier_name: String::new() };
+                    *nt = NetworkTopology {
+                        mode: TopologyMode::Hard,
+                        highest_tier_allowed: Some(sub_max),
+                        highest_tier_name: String::new(),
+                    };
                 }
             }
             st.sub_job_topology[s.idx()] = t;
@@ -56,12 +67,17 @@ fn recover_sub_job(st: &SessionState, s: SubJobId) -> Option<HyperNodeId> {
         if !st.task_status[t.idx()].is_allocated() {
             continue;
         }
-        let Some(n) = st.task_node[t.idx()] else { continue };
+        let Some(n) = st.task_node[t.idx()] else {
+            continue;
+        };
         let search: Vec<HyperNodeId> = match &cand {
             None => (0..h.len() as u32).map(HyperNodeId).collect(),
             Some(c) => c.clone(),
         };
-        let next: Vec<HyperNodeId> = search.into_iter().filter(|hn| h.real_nodes[hn.idx()].contains(n.idx())).collect();
+        let next: Vec<HyperNodeId> = search
+            .into_iter()
+            .filter(|hn| h.real_nodes[hn.idx()].contains(n.idx()))
+            .collect();
         let empty = next.is_empty();
         cand = Some(next);
         if empty {
@@ -75,7 +91,9 @@ fn recover_allocated(st: &mut SessionState, j: JobId) {
     let snap = st.snap.clone();
     let mut updated = false;
     for &s in &snap.jobs.sub_jobs[j.idx()] {
-        if st.sub_job_topology[s.idx()].is_none() || st.sub_job_allocated_hyper_node[s.idx()].is_some() {
+        if st.sub_job_topology[s.idx()].is_none()
+            || st.sub_job_allocated_hyper_node[s.idx()].is_some()
+        {
             continue;
         }
         let best = recover_sub_job(st, s);

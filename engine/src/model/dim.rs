@@ -19,7 +19,10 @@ struct Interner {
 fn interner() -> &'static RwLock<Interner> {
     static I: OnceLock<RwLock<Interner>> = OnceLock::new();
     I.get_or_init(|| {
-        let mut i = Interner { names: Vec::new(), ids: HashMap::new() };
+        let mut i = Interner {
+            names: Vec::new(),
+            ids: HashMap::new(),
+        };
         i.names.push("pods");
         i.ids.insert("pods", 0);
         RwLock::new(i)
@@ -32,7 +35,12 @@ impl Dim {
 
     /// Interns `name`.
     pub fn of(name: &str) -> Dim {
-        if let Some(&id) = interner().read().unwrap_or_else(|e| e.into_inner()).ids.get(name) {
+        if let Some(&id) = interner()
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .ids
+            .get(name)
+        {
             return Dim(id);
         }
         let mut w = interner().write().unwrap_or_else(|e| e.into_inner());

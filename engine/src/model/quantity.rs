@@ -16,7 +16,9 @@ pub struct Quantity {
 
 /// Why a quantity string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {0:?}")]
+#[error(
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {0:?}"
+)]
 pub struct QuantityError(pub String);
 
 impl Quantity {
@@ -91,12 +93,22 @@ impl Quantity {
         if negative {
             mantissa = -mantissa;
         }
-        Ok(Quantity { text: t.to_string(), mantissa, exp10, exp2 })
+        Ok(Quantity {
+            text: t.to_string(),
+            mantissa,
+            exp10,
+            exp2,
+        })
     }
 
     /// A quantity from a whole number of units (e.g. a `pods` count).
     pub fn from_units(n: i64) -> Quantity {
-        Quantity { text: n.to_string(), mantissa: i128::from(n), exp10: 0, exp2: 0 }
+        Quantity {
+            text: n.to_string(),
+            mantissa: i128::from(n),
+            exp10: 0,
+            exp2: 0,
+        }
     }
 
     /// `value × 10^scale`, rounded up (away from zero), saturating at the i64 range.
@@ -114,7 +126,13 @@ impl Quantity {
             let den = 10i128.checked_pow(e.unsigned_abs()).unwrap_or(i128::MAX);
             let q = num / den;
             let r = num % den;
-            let q = if r > 0 { q + 1 } else if r < 0 { q - 1 } else { q };
+            let q = if r > 0 {
+                q + 1
+            } else if r < 0 {
+                q - 1
+            } else {
+                q
+            };
             clamp(q)
         }
     }
@@ -157,7 +175,11 @@ impl<'de> serde::Deserialize<'de> for Quantity {
         let text = match v {
             serde_json::Value::String(s) => s,
             serde_json::Value::Number(n) => n.to_string(),
-            other => return Err(serde::de::Error::custom(format!("invalid quantity {other}"))),
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid quantity {other}"
+                )));
+            }
         };
         Quantity::parse(&text).map_err(serde::de::Error::custom)
     }

@@ -86,7 +86,11 @@ impl Resource {
 
     /// cpu and memory only.
     pub fn cpu_mem(milli_cpu: f64, memory: f64) -> Resource {
-        Resource { milli_cpu, memory, scalars: None }
+        Resource {
+            milli_cpu,
+            memory,
+            scalars: None,
+        }
     }
 
     /// Volcano's `InfiniteResource()`.
@@ -305,7 +309,11 @@ impl Resource {
 
     /// `LessEqualWithResourcesName(rr, dv)`: like `less_equal` (the right-only scalar rule is
     /// not applied) and returns the failing dimensions.
-    pub fn less_equal_with_names(&self, rr: &Resource, dv: DimDefault) -> Result<(), Vec<ResourceName>> {
+    pub fn less_equal_with_names(
+        &self,
+        rr: &Resource,
+        dv: DimDefault,
+    ) -> Result<(), Vec<ResourceName>> {
         let mut bad = Vec::new();
         if !le_eps(self.milli_cpu, rr.milli_cpu) {
             bad.push(ResourceName::Cpu);
@@ -329,7 +337,11 @@ impl Resource {
     /// `LessEqualWithDimensionAndResourcesName(rr, req)`: strict `l > r` fails, only on
     /// dimensions `req` asks for (> 0), `pods` ignored; no scalar map on the left means only
     /// cpu and memory are checked.
-    pub fn less_equal_with_dimension(&self, rr: &Resource, req: &Resource) -> Result<(), Vec<ResourceName>> {
+    pub fn less_equal_with_dimension(
+        &self,
+        rr: &Resource,
+        req: &Resource,
+    ) -> Result<(), Vec<ResourceName>> {
         let mut bad = Vec::new();
         if req.milli_cpu > 0.0 && self.milli_cpu > rr.milli_cpu {
             bad.push(ResourceName::Cpu);
@@ -362,13 +374,22 @@ impl Resource {
             return true;
         }
         req.scalars().any(|(d, q)| {
-            d != Dim::PODS && q > 0.0 && le_eps(self.get(ResourceName::Scalar(d)), rr.get(ResourceName::Scalar(d)))
+            d != Dim::PODS
+                && q > 0.0
+                && le_eps(
+                    self.get(ResourceName::Scalar(d)),
+                    rr.get(ResourceName::Scalar(d)),
+                )
         })
     }
 
     /// `LessEqualPartlyWithDimensionZeroFiltered`: as above after dropping dimensions that are
     /// below ε on both sides.
-    pub fn less_equal_partly_with_dimension_zero_filtered(&self, rr: &Resource, req: &Resource) -> bool {
+    pub fn less_equal_partly_with_dimension_zero_filtered(
+        &self,
+        rr: &Resource,
+        req: &Resource,
+    ) -> bool {
         let mut filtered = Resource::empty();
         if req.milli_cpu > 0.0 && !(self.milli_cpu < EPSILON && rr.milli_cpu < EPSILON) {
             filtered.milli_cpu = req.milli_cpu;
@@ -395,7 +416,9 @@ impl Resource {
             return true;
         }
         req.scalars().any(|(d, q)| {
-            d != Dim::PODS && q > 0.0 && self.get(ResourceName::Scalar(d)) > rr.get(ResourceName::Scalar(d))
+            d != Dim::PODS
+                && q > 0.0
+                && self.get(ResourceName::Scalar(d)) > rr.get(ResourceName::Scalar(d))
         })
     }
 
@@ -422,7 +445,9 @@ impl Resource {
         let eq = |l: f64, r: f64| l == r || (l - r).abs() < EPSILON;
         eq(self.milli_cpu, rr.milli_cpu)
             && eq(self.memory, rr.memory)
-            && self.scalars().all(|(d, l)| eq(l, rr.scalar(d).unwrap_or(0.0)))
+            && self
+                .scalars()
+                .all(|(d, l)| eq(l, rr.scalar(d).unwrap_or(0.0)))
     }
 
     /// `Diff(rr, dv)`: (increase, decrease) per dimension after filling missing scalars.
@@ -445,7 +470,11 @@ impl Resource {
         }
         inc.scalars = Some(Vec::new());
         dec.scalars = Some(Vec::new());
-        let mut names: Vec<Dim> = self.scalars().map(|e| e.0).chain(rr.scalars().map(|e| e.0)).collect();
+        let mut names: Vec<Dim> = self
+            .scalars()
+            .map(|e| e.0)
+            .chain(rr.scalars().map(|e| e.0))
+            .collect();
         names.sort();
         names.dedup();
         for d in names {
@@ -468,7 +497,9 @@ impl Resource {
     pub fn min_dimension(&mut self, rr: &Resource, dv: DimDefault) -> &mut Self {
         self.milli_cpu = self.milli_cpu.min(rr.milli_cpu);
         self.memory = self.memory.min(rr.memory);
-        let Some(v) = self.scalars.as_mut() else { return self };
+        let Some(v) = self.scalars.as_mut() else {
+            return self;
+        };
         for e in v.iter_mut() {
             match rr.scalar(e.0) {
                 Some(q) => e.1 = e.1.min(q),
@@ -538,7 +569,12 @@ fn fmt_amount(v: f64) -> String {
 
 impl fmt::Display for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cpu {}, memory {}", fmt_amount(self.milli_cpu), fmt_amount(self.memory))?;
+        write!(
+            f,
+            "cpu {}, memory {}",
+            fmt_amount(self.milli_cpu),
+            fmt_amount(self.memory)
+        )?;
         let mut names: Vec<(&str, f64)> = self.scalars().map(|(d, v)| (d.name(), v)).collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (n, v) in names {
@@ -559,7 +595,10 @@ mod tests {
     use super::*;
 
     fn list(items: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-        items.iter().map(|(k, v)| (k.to_string(), Quantity::parse(v).unwrap())).collect()
+        items
+            .iter()
+            .map(|(k, v)| (k.to_string(), Quantity::parse(v).unwrap()))
+            .collect()
     }
 
     #[test]
@@ -595,9 +634,18 @@ mod tests {
         let mut l = Resource::cpu_mem(1.0, 1.0);
         l.set_scalar(gpu, 1000.0);
         let r = Resource::cpu_mem(2.0, 2.0);
-        assert!(!l.less_equal(&r, DimDefault::Zero), "missing right scalar is zero");
-        assert!(l.less_equal(&r, DimDefault::Infinity), "missing right scalar is unlimited");
-        assert!(!r.less_equal(&l, DimDefault::Infinity), "missing left scalar is unlimited");
+        assert!(
+            !l.less_equal(&r, DimDefault::Zero),
+            "missing right scalar is zero"
+        );
+        assert!(
+            l.less_equal(&r, DimDefault::Infinity),
+            "missing right scalar is unlimited"
+        );
+        assert!(
+            !r.less_equal(&l, DimDefault::Infinity),
+            "missing left scalar is unlimited"
+        );
         assert!(Resource::cpu_mem(1.0, 1.0).less_equal(&l, DimDefault::Zero));
     }
 
@@ -617,7 +665,10 @@ mod tests {
         let req = Resource::cpu_mem(0.0, 5.0);
         assert!(alloc.less_equal_with_dimension(&deserved, &req).is_ok());
         let req = Resource::cpu_mem(1.0, 0.0);
-        assert_eq!(alloc.less_equal_with_dimension(&deserved, &req), Err(vec![ResourceName::Cpu]));
+        assert_eq!(
+            alloc.less_equal_with_dimension(&deserved, &req),
+            Err(vec![ResourceName::Cpu])
+        );
     }
 
     #[test]
@@ -637,9 +688,16 @@ mod tests {
         a.set_scalar(gpu, 4.0);
         let cap = Resource::cpu_mem(3.0, 10.0);
         a.min_dimension(&cap, DimDefault::Infinity);
-        assert_eq!((a.milli_cpu, a.memory, a.scalar(gpu)), (3.0, 5.0, Some(4.0)));
+        assert_eq!(
+            (a.milli_cpu, a.memory, a.scalar(gpu)),
+            (3.0, 5.0, Some(4.0))
+        );
         a.min_dimension(&cap, DimDefault::Zero);
-        assert_eq!(a.scalar(gpu), Some(0.0), "with Zero a scalar missing on the right becomes 0");
+        assert_eq!(
+            a.scalar(gpu),
+            Some(0.0),
+            "with Zero a scalar missing on the right becomes 0"
+        );
     }
 
     #[test]

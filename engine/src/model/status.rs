@@ -40,7 +40,10 @@ impl TaskStatus {
 
     /// `AllocatedStatus`: Allocated, Binding, Bound, Running.
     pub fn is_allocated(self) -> bool {
-        matches!(self, TaskStatus::Allocated | TaskStatus::Binding | TaskStatus::Bound | TaskStatus::Running)
+        matches!(
+            self,
+            TaskStatus::Allocated | TaskStatus::Binding | TaskStatus::Bound | TaskStatus::Running
+        )
     }
 
     /// Bound or Running: what preemption may evict.
@@ -55,7 +58,10 @@ impl TaskStatus {
 
     /// Running, Bound, Failed, Succeeded.
     pub fn is_scheduled(self) -> bool {
-        matches!(self, TaskStatus::Running | TaskStatus::Bound | TaskStatus::Failed | TaskStatus::Succeeded)
+        matches!(
+            self,
+            TaskStatus::Running | TaskStatus::Bound | TaskStatus::Failed | TaskStatus::Succeeded
+        )
     }
 
     /// Volcano's `getTaskStatus(pod)`.
@@ -107,13 +113,34 @@ mod tests {
 
     #[test]
     fn initial_status_follows_phase_deletion_and_node() {
-        assert_eq!(TaskStatus::from_pod("Pending", false, ""), TaskStatus::Pending);
-        assert_eq!(TaskStatus::from_pod("Pending", false, "n1"), TaskStatus::Bound);
-        assert_eq!(TaskStatus::from_pod("Pending", true, ""), TaskStatus::Releasing);
-        assert_eq!(TaskStatus::from_pod("Running", false, "n1"), TaskStatus::Running);
-        assert_eq!(TaskStatus::from_pod("Running", true, "n1"), TaskStatus::Releasing);
-        assert_eq!(TaskStatus::from_pod("Succeeded", false, "n1"), TaskStatus::Succeeded);
-        assert_eq!(TaskStatus::from_pod("Weird", false, "n1"), TaskStatus::Unknown);
+        assert_eq!(
+            TaskStatus::from_pod("Pending", false, ""),
+            TaskStatus::Pending
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Pending", false, "n1"),
+            TaskStatus::Bound
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Pending", true, ""),
+            TaskStatus::Releasing
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Running", false, "n1"),
+            TaskStatus::Running
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Running", true, "n1"),
+            TaskStatus::Releasing
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Succeeded", false, "n1"),
+            TaskStatus::Succeeded
+        );
+        assert_eq!(
+            TaskStatus::from_pod("Weird", false, "n1"),
+            TaskStatus::Unknown
+        );
     }
 
     #[test]

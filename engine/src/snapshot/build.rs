@@ -10,9 +10,12 @@ use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::{LabelIndex, NodeTable, QueueTable, Snapshot};
 use crate::api::{
-    HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue, ResourceList,
+    HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue,
+    ResourceList,
 };
-use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
+use crate::model::{
+    Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus,
+};
 use crate::selector;
 
 /// Annotation naming a pod's PodGroup.
@@ -76,17 +79,28 @@ fn topology_of(spec: &Option<NetworkTopologySpec>) -> Option<NetworkTopology> {
         "hard" => TopologyMode::Hard,
         _ => TopologyMode::Soft,
     };
-    Some(NetworkTopology { mode, highest_tier_allowed: s.highest_tier_allowed, highest_tier_name: s.highest_tier_name.clone() })
+    Some(NetworkTopology {
+        mode,
+        highest_tier_allowed: s.highest_tier_allowed,
+        highest_tier_name: s.highest_tier_name.clone(),
+    })
 }
 
 fn resource_opt(list: &ResourceList) -> Option<Resource> {
-    if list.is_empty() { None } else { Some(Resource::from_list(list)) }
+    if list.is_empty() {
+        None
+    } else {
+        Some(Resource::from_list(list))
+    }
 }
 
 impl SnapshotBuilder {
     /// A builder whose PodGroups without a queue go to `default_queue`.
     pub fn new(default_queue: &str) -> Self {
-        SnapshotBuilder { default_queue: default_queue.to_string(), ..Default::default() }
+        SnapshotBuilder {
+            default_queue: default_queue.to_string(),
+            ..Default::default()
+        }
     }
 
     pub fn node(&mut self, n: Arc<Node>) -> &mut Self {
@@ -134,12 +148,14 @@ impl SnapshotBuilder {
             if t.by_name.contains_key(&n.metadata.name) {
                 continue;
             }
-            t.by_name.insert(n.metadata.name.clone(), NodeId(t.name.len() as u32));
+            t.by_name
+                .insert(n.metadata.name.clone(), NodeId(t.name.len() as u32));
             t.name.push(n.metadata.name.clone());
             t.labels.push(n.metadata.labels.clone());
             t.taints.push(n.spec.taints.clone());
             t.unschedulable.push(n.spec.unschedulable);
-            t.allocatable.push(Resource::from_list(&n.status.allocatable));
+            t.allocatable
+                .push(Resource::from_list(&n.status.allocatable));
             t.capacity.push(Resource::from_list(&n.status.capacity));
             let mut images = BTreeMap::new();
             for img in &n.status.images {
@@ -156,7 +172,8 @@ impl SnapshotBuilder {
         qs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         qs.dedup_by(|a, b| a.metadata.name == b.metadata.name);
         for q in qs {
-            t.by_name.insert(q.metadata.name.clone(), QueueId(t.name.len() as u32));
+            t.by_name
+                .insert(q.metadata.name.clone(), QueueId(t.name.len() as u32));
             t.name.push(q.metadata.name.clone());
             t.weight.push(q.spec.weight);
             t.priority.push(q.spec.priority);
@@ -165,10 +182,15 @@ impl SnapshotBuilder {
             t.guarantee.push(resource_opt(&q.spec.guarantee.resource));
             t.reclaimable.push(q.spec.reclaimable.unwrap_or(true));
             t.parent.push(q.spec.parent.clone());
-            let state = if q.status.state.is_empty() { "Open".to_string() } else { q.status.state.clone() };
+            let state = if q.status.state.is_empty() {
+                "Open".to_string()
+            } else {
+                q.status.state.clone()
+            };
             t.open.push(state == "Open");
             t.state.push(state);
-            t.created.push(q.metadata.creation_timestamp.unwrap_or_default());
+            t.created
+                .push(q.metadata.creation_timestamp.unwrap_or_default());
             t.object.push(q.clone());
         }
     }
@@ -185,7 +207,11 @@ impl SnapshotBuilder {
         // Jobs: PodGroups whose queue exists, by UID.
         let mut pgs: Vec<(String, &Arc<PodGroup>, QueueId)> = Vec::new();
         for pg in &self.pod_groups {
-            let qname = if pg.spec.queue.is_empty() { &self.default_queue } else { &pg.spec.queue };
+            let qname = if pg.spec.queue.is_empty() {
+                &self.default_queue
+            } else {
+                &pg.spec.queue
+            };
             if let Some(q) = snap.queues.id(qname) {
                 pgs.push((pg.metadata.key(), pg, q));
             }
@@ -205,12 +231,17 @@ impl SnapshotBuilder {
             let prio = if pg.spec.priority_class_name.is_empty() {
                 default_priority
             } else {
-                pc_value.get(pg.spec.priority_class_name.as_str()).copied().unwrap_or(default_priority)
+                pc_value
+                    .get(pg.spec.priority_class_name.as_str())
+                    .copied()
+                    .unwrap_or(default_priority)
             };
             j.priority.push(prio);
-            j.min_resources.push(pg.spec.min_resources.as_ref().map(Resource::from_list));
+            j.min_resources
+                .push(pg.spec.min_resources.as_ref().map(Resource::from_list));
             j.task_min_available.push(pg.spec.min_task_member.clone());
-            j.task_min_available_total.push(pg.spec.min_task_member.values().sum());
+            j.task_min_available_total
+                .push(pg.spec.min_task_member.values().sum());
             let pre = pg
                 .metadata
                 .annotations
@@ -219,11 +250,14 @@ impl SnapshotBuilder {
                 .map(|v| parse_go_bool(v).unwrap_or(false))
                 .unwrap_or(false);
             j.preemptable.push(pre);
-            j.created.push(pg.metadata.creation_timestamp.unwrap_or_default());
+            j.created
+                .push(pg.metadata.creation_timestamp.unwrap_or_default());
             j.podgroup.push((*pg).clone());
             j.tasks.push(Vec::new());
-            j.network_topology.push(topology_of(&pg.spec.network_topology));
-            j.has_sub_group_policy.push(!pg.spec.sub_group_policy.is_empty());
+            j.network_topology
+                .push(topology_of(&pg.spec.network_topology));
+            j.has_sub_group_policy
+                .push(!pg.spec.sub_group_policy.is_empty());
             j.sub_jobs.push(Vec::new());
             let mut min_sub = BTreeMap::new();
             for p in &pg.spec.sub_group_policy {
@@ -241,18 +275,34 @@ impl SnapshotBuilder {
                     .annotations
                     .get(GROUP_NAME_ANNOTATION)
                     .filter(|g| !g.is_empty())
-                    .and_then(|g| job_of.get(&format!("{}/{g}", p.metadata.namespace)).copied());
+                    .and_then(|g| {
+                        job_of
+                            .get(&format!("{}/{g}", p.metadata.namespace))
+                            .copied()
+                    });
                 (job, p)
             })
             .collect();
         pods.sort_by(|a, b| {
-            (a.0.map(|j| j.0).unwrap_or(u32::MAX), &a.1.metadata.uid, a.1.metadata.key())
-                .cmp(&(b.0.map(|j| j.0).unwrap_or(u32::MAX), &b.1.metadata.uid, b.1.metadata.key()))
+            (
+                a.0.map(|j| j.0).unwrap_or(u32::MAX),
+                &a.1.metadata.uid,
+                a.1.metadata.key(),
+            )
+                .cmp(&(
+                    b.0.map(|j| j.0).unwrap_or(u32::MAX),
+                    &b.1.metadata.uid,
+                    b.1.metadata.key(),
+                ))
         });
         let t = &mut snap.tasks;
         for (job, p) in pods {
             let id = TaskId(t.uid.len() as u32);
-            let uid = if p.metadata.uid.is_empty() { p.metadata.key() } else { p.metadata.uid.clone() };
+            let uid = if p.metadata.uid.is_empty() {
+                p.metadata.key()
+            } else {
+                p.metadata.uid.clone()
+            };
             t.uid.push(uid);
             t.name.push(p.metadata.name.clone());
             t.namespace.push(p.metadata.namespace.clone());
@@ -270,7 +320,12 @@ impl SnapshotBuilder {
             t.best_effort.push(req.is_empty());
             t.resreq.push(req);
             let mut prio = p.spec.priority.unwrap_or(1);
-            if let Some(v) = p.metadata.annotations.get(TASK_PRIORITY_KEY).and_then(|v| v.parse::<i32>().ok()) {
+            if let Some(v) = p
+                .metadata
+                .annotations
+                .get(TASK_PRIORITY_KEY)
+                .and_then(|v| v.parse::<i32>().ok())
+            {
                 prio = v;
             }
             t.priority.push(prio);
@@ -283,11 +338,20 @@ impl SnapshotBuilder {
                 .unwrap_or(true);
             t.preemptable.push(pre);
             t.sch_gated.push(!p.spec.scheduling_gates.is_empty());
-            let status = TaskStatus::from_pod(&p.status.phase, p.metadata.deletion_timestamp.is_some(), &p.spec.node_name);
+            let status = TaskStatus::from_pod(
+                &p.status.phase,
+                p.metadata.deletion_timestamp.is_some(),
+                &p.spec.node_name,
+            );
             t.status.push(status);
-            let node = if p.spec.node_name.is_empty() { None } else { snap.nodes.id(&p.spec.node_name) };
+            let node = if p.spec.node_name.is_empty() {
+                None
+            } else {
+                snap.nodes.id(&p.spec.node_name)
+            };
             t.node.push(node);
-            t.created.push(p.metadata.creation_timestamp.unwrap_or_default());
+            t.created
+                .push(p.metadata.creation_timestamp.unwrap_or_default());
             t.pod.push(p.clone());
             if let Some(j) = job {
                 snap.jobs.tasks[j.idx()].push(id);
@@ -320,7 +384,13 @@ impl SnapshotBuilder {
                     let values: Option<Vec<&str>> = policy
                         .match_label_keys
                         .iter()
-                        .map(|k| pod.metadata.labels.get(k).filter(|v| !v.is_empty()).map(|v| v.as_str()))
+                        .map(|k| {
+                            pod.metadata
+                                .labels
+                                .get(k)
+                                .filter(|v| !v.is_empty())
+                                .map(|v| v.as_str())
+                        })
                         .collect();
                     let Some(values) = values else { continue };
                     let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
@@ -343,7 +413,11 @@ impl SnapshotBuilder {
                             juid.clone(),
                             job,
                             juid.clone(),
-                            if has_policy { 1 } else { snap.jobs.min_available[j] },
+                            if has_policy {
+                                1
+                            } else {
+                                snap.jobs.min_available[j]
+                            },
                             0,
                             snap.jobs.network_topology[j].clone(),
                             true,
@@ -365,7 +439,8 @@ impl SnapshotBuilder {
         hns.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         hns.dedup_by(|a, b| a.metadata.name == b.metadata.name);
         for hn in &hns {
-            h.by_name.insert(hn.metadata.name.clone(), HyperNodeId(h.name.len() as u32));
+            h.by_name
+                .insert(hn.metadata.name.clone(), HyperNodeId(h.name.len() as u32));
             h.name.push(hn.metadata.name.clone());
             h.tier.push(hn.spec.tier);
             h.tier_name.push(hn.spec.tier_name.clone());
@@ -378,7 +453,11 @@ impl SnapshotBuilder {
             for m in &hn.spec.members {
                 let sel = &m.selector;
                 if m.type_ == "HyperNode" {
-                    if let Some(child) = sel.exact_match.as_ref().and_then(|e| h.by_name.get(&e.name).copied()) {
+                    if let Some(child) = sel
+                        .exact_match
+                        .as_ref()
+                        .and_then(|e| h.by_name.get(&e.name).copied())
+                    {
                         if h.parent[child.idx()].is_none() && child.idx() != i {
                             h.parent[child.idx()] = Some(HyperNodeId(i as u32));
                             h.children[i].push(child);
@@ -389,7 +468,10 @@ impl SnapshotBuilder {
                 for n in nodes.ids() {
                     let name = &nodes.name[n.idx()];
                     let hit = sel.exact_match.as_ref().is_some_and(|e| &e.name == name)
-                        || sel.regex_match.as_ref().is_some_and(|r| selector::regex_match(&r.pattern, name))
+                        || sel
+                            .regex_match
+                            .as_ref()
+                            .is_some_and(|r| selector::regex_match(&r.pattern, name))
                         || sel.label_match.as_ref().is_some_and(|l: &LabelSelector| {
                             (!l.match_labels.is_empty() || !l.match_expressions.is_empty())
                                 && selector::matches_label_selector(l, &nodes.labels[n.idx()])
@@ -428,7 +510,11 @@ impl SnapshotBuilder {
             }
             h.real_nodes[i] = set;
         }
-        h.real_node_list = h.real_nodes.iter().map(|s| s.ones().map(|n| NodeId(n as u32)).collect()).collect();
+        h.real_node_list = h
+            .real_nodes
+            .iter()
+            .map(|s| s.ones().map(|n| NodeId(n as u32)).collect())
+            .collect();
         let mut tiers: Vec<i32> = h.tier.clone();
         tiers.sort();
         tiers.dedup();

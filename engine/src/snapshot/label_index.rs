@@ -17,15 +17,25 @@ pub struct LabelIndex {
 
 impl LabelIndex {
     /// Builds the index over `labels[node]`.
-    pub fn build<'a>(labels: impl Iterator<Item = &'a std::collections::BTreeMap<String, String>>, len: usize) -> Self {
-        let mut idx = LabelIndex { len, empty: FixedBitSet::with_capacity(len), ..Default::default() };
+    pub fn build<'a>(
+        labels: impl Iterator<Item = &'a std::collections::BTreeMap<String, String>>,
+        len: usize,
+    ) -> Self {
+        let mut idx = LabelIndex {
+            len,
+            empty: FixedBitSet::with_capacity(len),
+            ..Default::default()
+        };
         for (n, map) in labels.enumerate() {
             for (k, v) in map {
                 idx.by_pair
                     .entry((k.clone(), v.clone()))
                     .or_insert_with(|| FixedBitSet::with_capacity(len))
                     .insert(n);
-                idx.by_key.entry(k.clone()).or_insert_with(|| FixedBitSet::with_capacity(len)).insert(n);
+                idx.by_key
+                    .entry(k.clone())
+                    .or_insert_with(|| FixedBitSet::with_capacity(len))
+                    .insert(n);
             }
         }
         idx
@@ -33,7 +43,9 @@ impl LabelIndex {
 
     /// Nodes labelled `key=value`.
     pub fn with_value(&self, key: &str, value: &str) -> &FixedBitSet {
-        self.by_pair.get(&(key.to_string(), value.to_string())).unwrap_or(&self.empty)
+        self.by_pair
+            .get(&(key.to_string(), value.to_string()))
+            .unwrap_or(&self.empty)
     }
 
     /// Nodes that have label `key`.
@@ -49,7 +61,10 @@ impl LabelIndex {
     }
 
     /// Nodes matching every `key=value` of a nodeSelector.
-    pub fn matching_selector(&self, selector: &std::collections::BTreeMap<String, String>) -> FixedBitSet {
+    pub fn matching_selector(
+        &self,
+        selector: &std::collections::BTreeMap<String, String>,
+    ) -> FixedBitSet {
         let mut s = self.all();
         for (k, v) in selector {
             s.intersect_with(self.with_value(k, v));

@@ -13,7 +13,8 @@ mod queues;
 mod tasks;
 
 pub use build::{
-    GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request,
+    GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY,
+    parse_go_bool, pod_request,
 };
 pub use hyper_nodes::HyperNodeTable;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
@@ -22,7 +23,7 @@ pub use nodes::NodeTable;
 pub use queues::QueueTable;
 pub use tasks::TaskTable;
 
-use crate::model::Resource;
+use crate::model::{JobId, Resource, TaskId};
 
 /// One cycle's cluster, as tables.
 #[derive(Debug, Default)]
@@ -37,4 +38,22 @@ pub struct Snapshot {
     pub labels: LabelIndex,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).
     pub total: Resource,
+}
+
+impl Snapshot {
+    /// A task by `namespace/name`.
+    pub fn task_id(&self, key: &str) -> Option<TaskId> {
+        (0..self.tasks.len())
+            .map(|i| TaskId(i as u32))
+            .find(|&t| self.tasks.key(t) == key)
+    }
+
+    /// A job by UID (`namespace/name` of its PodGroup).
+    pub fn job_id(&self, uid: &str) -> Option<JobId> {
+        self.jobs
+            .uid
+            .binary_search_by(|u| u.as_str().cmp(uid))
+            .ok()
+            .map(|i| JobId(i as u32))
+    }
 }

@@ -1,0 +1,114 @@
+//! `allocate` (spec §5.2): queues in queue order, one job per queue pop in job order; a job's
+//! tasks are placed until its gang is ready, then it is committed and, while it has pending
+//! tasks, pushed back to get one more task per turn.
+
+mod hyper_node;
+mod tasks;
+mod worksheet;
+
+use std::collections::BTreeMap;
+
+use hyper_node::{Recorder, allocate_for_job};
+use tasks::allocate_resources_for_tasks;
+pub use worksheet::QUEUE_ALLOCATION_GATE;
+use worksheet::Worksheet;
+
+use super::PriorityQueue;
+use crate::framework::Session;
+use crate::model::{JobId, QueueId};
+
+/// Runs the action.
+pub fn execute(ssn: &mut Session) {
+    let snap = ssn.state.snap.clone();
+    let error_cache = ssn
+        .state
+        .config
+        .action_arguments("allocate")
+        .bool("predicateErrorCacheEnable")
+        .ok()
+        .flatten()
+        .unwrap_or(true);
+    let enqueue_configured = ssn.action_configured("enqueue");
+    let top = snap.hyper_nodes.top();
+    let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
+    let mut jobs: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
+    let mut sheets: BTreeMap<JobId, Worksheet> = BTreeMap::new();
+    for j in snap.jobs.ids() {
+        if ssn.state.job_is_pending(j) {
+            if enqueue_configured {
+                continue;
+            }
+            ssn.state.job_phase[j.idx()] = "Inqueue".to_string();
+        }
+        if let Some(invalid) = ssn.job_valid(j) {
+            ssn.state.job_fit_message[j.idx()] = invalid.message;
+            continue;
+        }
+        let ws = Worksheet::organize(ssn, j);
+        if ws.is_empty() {
+            continue;
+        }
+        let q = snap.jobs.queue[j.idx()];
+        if !jobs.contains_key(&q) {
+            queues.push(q, |l, r| ssn.queue_order_less(l, r));
+        }
+        jobs.entry(q)
+            .or_default()
+            .push(j, |l, r| ssn.job_order_less(l, r));
+        sheets.insert(j, ws);
+    }
+    let mut rec = Recorder::default();
+    while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
+        if ssn.overused(q) {
+            continue;
+        }
+        let Some(job) = jobs
+            .get_mut(&q)
+            .and_then(|pq| pq.pop(|l, r| ssn.job_order_less(l, r)))
+        else {
+            continue;
+        };
+        let Some(mut ws) = sheets.remove(&job) else {
+            continue;
+        };
+        if ssn.state.job_contains_hard_topology(job) || snap.jobs.has_sub_group_policy[job.idx()] {
+            if let Some(mut stmt) = allocate_for_job(ssn, job, &mut ws, top, &mut rec, error_cache)
+            {
+                if ssn.job_ready(job) {
+                    stmt.commit(ssn);
+                    rec.apply(ssn, job);
+                    if !ws.is_empty() {
+                        push_job(ssn, &mut jobs, q, job);
+                    }
+                }
+            }
+        } else if let Some(sj) = snap.jobs.sub_jobs[job.idx()].first().copied() {
+            if let Some(mut tasks) = ws.tasks.remove(&sj) {
+                if let Some(mut stmt) =
+                    allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache)
+                {
+                    if ssn.job_ready(job) {
+                        stmt.commit(ssn);
+                        if !tasks.is_empty() {
+                            push_job(ssn, &mut jobs, q, job);
+                        }
+                    }
+                }
+                ws.tasks.insert(sj, tasks);
+            }
+        }
+        sheets.insert(job, ws);
+        queues.push(q, |l, r| ssn.queue_order_less(l, r));
+    }
+}
+
+fn push_job(
+    ssn: &Session,
+    jobs: &mut BTreeMap<QueueId, PriorityQueue<JobId>>,
+    q: QueueId,
+    job: JobId,
+) {
+    jobs.entry(q)
+        .or_default()
+        .push(job, |l, r| ssn.job_order_less(l, r));
+}

@@ -1,0 +1,120 @@
+//! Finding feasible nodes and choosing one (spec §5.0.2-5.0.3), shared by the actions.
+//!
+//! Deterministic by design: candidates are examined in node-table order (Volcano starts at a
+//! rotating global offset with 16 racing workers), and among equal best scores the node that
+//! comes first in the candidate list wins (Volcano picks one at random).
+
+use std::collections::HashMap;
+
+use crate::framework::{FitError, FitErrors, Session, StatusCode};
+use crate::model::{DimDefault, JobId, NodeId, TaskId};
+
+/// Caches predicate failures per (job, task role) within one search scope, as Volcano's
+/// `PredicateHelper` does: tasks of the same role fail on the same nodes.
+#[derive(Debug, Default)]
+pub struct PredicateHelper {
+    enabled: bool,
+    cache: HashMap<(JobId, String), HashMap<NodeId, FitError>>,
+}
+
+impl PredicateHelper {
+    /// A helper; `enabled` is the action's `predicateErrorCacheEnable`.
+    pub fn new(enabled: bool) -> Self {
+        PredicateHelper {
+            enabled,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// Runs `check` over `nodes` and returns the feasible ones (in `nodes` order) and the
+    /// failures. With node sampling configured, stops after `num_to_find` feasible nodes.
+    pub fn predicate_nodes(
+        &mut self,
+        ssn: &Session,
+        task: TaskId,
+        nodes: &[NodeId],
+        check: impl Fn(&Session, TaskId, NodeId) -> Result<(), FitError>,
+    ) -> (Vec<NodeId>, FitErrors) {
+        let role = &ssn.state.snap.tasks.role[task.idx()];
+        let key = match ssn.state.job_of(task) {
+            Some(j) if self.enabled && !role.is_empty() => Some((j, role.clone())),
+            _ => None,
+        };
+        let limit = ssn
+            .state
+            .options
+            .node_sampling
+            .map(|s| s.num_to_find(nodes.len()))
+            .unwrap_or(nodes.len());
+        let mut found = Vec::new();
+        let mut errs = FitErrors::default();
+        for &n in nodes {
+            if found.len() >= limit {
+                break;
+            }
+            if let Some(k) = &key {
+                if let Some(e) = self.cache.get(k).and_then(|m| m.get(&n)) {
+                    errs.nodes.insert(n, e.clone());
+                    continue;
+                }
+            }
+            match check(ssn, task, n) {
+                Ok(()) => found.push(n),
+                Err(e) => {
+                    if let Some(k) = &key {
+                        self.cache
+                            .entry(k.clone())
+                            .or_default()
+                            .insert(n, e.clone());
+                    }
+                    errs.nodes.insert(n, e);
+                }
+            }
+        }
+        (found, errs)
+    }
+}
+
+/// allocate's predicate: the task must fit the node's future idle, then every predicate plugin.
+pub fn allocate_predicate(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {
+    let req = ssn.state.resreq(task);
+    if let Err(names) = req.less_equal_with_names(&ssn.state.future_idle(node), DimDefault::Zero) {
+        return Err(FitError::new(
+            StatusCode::Unschedulable,
+            format!("Insufficient {}", names[0]),
+        ));
+    }
+    predicate_for_allocate(ssn, task, node)
+}
+
+/// `PredicateForAllocateAction`: the plugin predicates, failing on any status code.
+pub fn predicate_for_allocate(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {
+    ssn.predicate(task, node)
+}
+
+/// `PrioritizeNodes` + `SelectBestNode`: node-order and batch scores summed per node; the
+/// BestNode plugins may choose, else the highest score, ties to the first candidate.
+pub fn best_scored_node(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Option<NodeId> {
+    match nodes {
+        [] => None,
+        [only] => Some(*only),
+        _ => {
+            let batch = ssn.batch_node_order(task, nodes)?;
+            let scores: Vec<(NodeId, f64)> = nodes
+                .iter()
+                .zip(batch)
+                .map(|(&n, b)| (n, ssn.node_order(task, n) + b))
+                .collect();
+            if let Some(n) = ssn.best_node(task, &scores) {
+                return Some(n);
+            }
+            let mut best = scores[0];
+            for &s in &scores[1..] {
+                if s.1 > best.1 {
+                    best = s;
+                }
+            }
+            Some(best.0)
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! A test harness for plugins: build a session from a few objects and a configuration, then
+//! call the session's dispatch functions. Used by the built-in plugins' tests and meant for
+//! plugin authors.
+//!
+//! ```
+//! use tephra_engine::harness::Harness;
+//! let ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
+//!     .queue("q1", 1)
+//!     .node("n1", "4", "8Gi", &[])
+//!     .pod_group("ns", "pg", "q1", 1)
+//!     .pod("ns", "p1", "pg", "1", "1Gi")
+//!     .open()
+//!     .unwrap();
+//! let t = ssn.state.snap.task_id("ns/p1").unwrap();
+//! assert!(ssn.predicate(t, ssn.state.snap.nodes.id("n1").unwrap()).is_ok());
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use crate::api::{ContainerImage, Node, Pod, PodGroup, Queue, ResourceList};
+use crate::config::{ConfigError, SchedulerConfig};
+use crate::framework::{PluginBuilder, PluginRegistry, Session, SessionOptions};
+use crate::model::Quantity;
+use crate::snapshot::{GROUP_NAME_ANNOTATION, SnapshotBuilder};
+
+/// Collects objects and a configuration, then opens a session.
+#[derive(Debug)]
+pub struct Harness {
+    builder: SnapshotBuilder,
+    conf: String,
+    registry: PluginRegistry,
+}
+
+fn resources(cpu: &str, memory: &str) -> ResourceList {
+    let mut l = ResourceList::new();
+    l.insert(
+        "cpu".into(),
+        Quantity::parse(cpu).expect("test cpu quantity"),
+    );
+    l.insert(
+        "memory".into(),
+        Quantity::parse(memory).expect("test memory quantity"),
+    );
+    l
+}
+
+impl Harness {
+    /// A harness over the built-in plugins with the given configuration YAML.
+    pub fn new(conf: &str) -> Self {
+        Harness {
+            builder: SnapshotBuilder::new("default"),
+            conf: conf.to_string(),
+            registry: crate::plugins::builtin_registry(),
+        }
+    }
+
+    /// Registers an extra plugin (the one under test).
+    pub fn with_plugin(mut self, name: &str, builder: PluginBuilder) -> Self {
+        self.registry.register(name, builder);
+        self
+    }
+
+    /// Any object from YAML (`Pod`, `Node`, `PodGroup`, `Queue`, ...), for fields the
+    /// shortcuts do not cover.
+    pub fn parse<T: DeserializeOwned>(yaml: &str) -> T {
+        serde_saphyr::from_str(yaml).expect("test object YAML")
+    }
+
+    /// A node with cpu / memory allocatable, 110 pods, and labels.
+    pub fn node(mut self, name: &str, cpu: &str, memory: &str, labels: &[(&str, &str)]) -> Self {
+        let mut n = Node::default();
+        n.metadata.name = name.into();
+        n.metadata.labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<BTreeMap<_, _>>();
+        let mut alloc = resources(cpu, memory);
+        alloc.insert("pods".into(), Quantity::from_units(110));
+        n.status.capacity = alloc.clone();
+        n.status.allocatable = alloc;
+        n.status.images = Vec::<ContainerImage>::new();
+        self.builder.node(Arc::new(n));
+        self
+    }
+
+    /// An open queue.
+    pub fn queue(mut self, name: &str, weight: i32) -> Self {
+        let mut q = Queue::default();
+        q.metadata.name = name.into();
+        q.spec.weight = weight;
+        q.status.state = "Open".into();
+        self.builder.queue(Arc::new(q));
+        self
+    }
+
+    /// An Inqueue PodGroup.
+    pub fn pod_group(mut self, ns: &str, name: &str, queue: &str, min_member: i32) -> Self {
+        let mut pg = PodGroup::default();
+        pg.metadata.name = name.into();
+        pg.metadata.namespace = ns.into();
+        pg.spec.queue = queue.into();
+        pg.spec.min_member = min_member;
+        pg.status.phase = "Inqueue".into();
+        self.builder.pod_group(Arc::new(pg));
+        self
+    }
+
+    /// A pending pod of PodGroup `group` requesting cpu / memory.
+    pub fn pod(mut self, ns: &str, name: &str, group: &str, cpu: &str, memory: &str) -> Self {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.namespace = ns.into();
+        p.metadata.uid = format!("{ns}-{name}");
+        p.metadata
+            .annotations
+            .insert(GROUP_NAME_ANNOTATION.into(), group.into());
+        p.spec.scheduler_name = "volcano".into();
+        p.spec.containers.push(crate::api::Container {
+            name: "c0".into(),
+            resources: crate::api::ResourceRequirements {
+                requests: resources(cpu, memory),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        p.status.phase = "Pending".into();
+        self.builder.pod(Arc::new(p));
+        self
+    }
+
+    /// Adds a fully specified pod.
+    pub fn pod_object(mut self, p: Pod) -> Self {
+        self.builder.pod(Arc::new(p));
+        self
+    }
+
+    /// Adds a fully specified node.
+    pub fn node_object(mut self, n: Node) -> Self {
+        self.builder.node(Arc::new(n));
+        self
+    }
+
+    /// Adds a fully specified PodGroup.
+    pub fn pod_group_object(mut self, pg: PodGroup) -> Self {
+        self.builder.pod_group(Arc::new(pg));
+        self
+    }
+
+    /// Adds a fully specified queue.
+    pub fn queue_object(mut self, q: Queue) -> Self {
+        self.builder.queue(Arc::new(q));
+        self
+    }
+
+    /// Parses the configuration and opens the session.
+    pub fn open(self) -> Result<Session, ConfigError> {
+        let conf = SchedulerConfig::parse(&self.conf)?;
+        Session::open(
+            Arc::new(self.builder.build()),
+            Arc::new(conf),
+            &self.registry,
+            SessionOptions::default(),
+        )
+    }
+}

@@ -1,0 +1,52 @@
+//! `conformance` (spec §6.3): never evict critical system pods.
+
+use crate::config::{ArgumentError, Arguments};
+use crate::framework::{Plugin, SessionState};
+use crate::model::TaskId;
+
+/// The plugin (no arguments).
+#[derive(Debug, Default)]
+pub struct Conformance;
+
+/// Builds the plugin.
+pub fn build(_: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
+    Ok(Box::new(Conformance))
+}
+
+fn evictable(ssn: &SessionState, candidates: &[TaskId]) -> Vec<TaskId> {
+    candidates
+        .iter()
+        .copied()
+        .filter(|t| {
+            let pod = &ssn.snap.tasks.pod[t.idx()];
+            let class = pod.spec.priority_class_name.as_str();
+            class != "system-cluster-critical"
+                && class != "system-node-critical"
+                && pod.metadata.namespace != "kube-system"
+        })
+        .collect()
+}
+
+impl Plugin for Conformance {
+    fn name(&self) -> &str {
+        "conformance"
+    }
+
+    fn preemptable(
+        &self,
+        ssn: &SessionState,
+        _: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        Some(evictable(ssn, candidates))
+    }
+
+    fn reclaimable(
+        &self,
+        ssn: &SessionState,
+        _: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        Some(evictable(ssn, candidates))
+    }
+}

@@ -1,0 +1,75 @@
+//! `priority` (spec §6.1): order tasks, jobs and sub-jobs by priority; higher-priority work may
+//! preempt lower; a job starves while not all its tasks are placed.
+
+use std::cmp::Ordering;
+
+use crate::config::{ArgumentError, Arguments};
+use crate::framework::{Plugin, SessionState};
+use crate::model::{JobId, SubJobId, TaskId};
+
+/// The plugin (no arguments).
+#[derive(Debug, Default)]
+pub struct Priority;
+
+/// Builds the plugin.
+pub fn build(_: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
+    Ok(Box::new(Priority))
+}
+
+fn sub_job_priority(ssn: &SessionState, s: SubJobId) -> i32 {
+    ssn.snap.sub_jobs.tasks[s.idx()]
+        .iter()
+        .map(|t| ssn.snap.tasks.priority[t.idx()])
+        .max()
+        .unwrap_or(0)
+}
+
+impl Plugin for Priority {
+    fn name(&self) -> &str {
+        "priority"
+    }
+
+    fn task_order(&self, ssn: &SessionState, l: TaskId, r: TaskId) -> Ordering {
+        let p = &ssn.snap.tasks.priority;
+        p[r.idx()].cmp(&p[l.idx()])
+    }
+
+    fn job_order(&self, ssn: &SessionState, l: JobId, r: JobId) -> Ordering {
+        let p = &ssn.snap.jobs.priority;
+        p[r.idx()].cmp(&p[l.idx()])
+    }
+
+    fn sub_job_order(&self, ssn: &SessionState, l: SubJobId, r: SubJobId) -> Ordering {
+        sub_job_priority(ssn, r).cmp(&sub_job_priority(ssn, l))
+    }
+
+    fn preemptable(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        let Some(pj) = ssn.job_of(preemptor) else {
+            return Some(Vec::new());
+        };
+        let jobs = &ssn.snap.jobs;
+        let tasks = &ssn.snap.tasks;
+        let victims = candidates
+            .iter()
+            .copied()
+            .filter(|&c| match ssn.job_of(c) {
+                None => false,
+                Some(cj) if cj != pj => jobs.priority[cj.idx()] < jobs.priority[pj.idx()],
+                Some(_) => tasks.priority[c.idx()] < tasks.priority[preemptor.idx()],
+            })
+            .collect();
+        Some(victims)
+    }
+
+    fn job_starving(&self, ssn: &SessionState, job: JobId) -> Option<bool> {
+        Some(
+            ((ssn.ready_task_num(job) + ssn.waiting_task_num(job)) as usize)
+                < ssn.snap.jobs.tasks[job.idx()].len(),
+        )
+    }
+}
