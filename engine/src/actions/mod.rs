@@ -46,3 +46,124 @@ pub fn run_all(ssn: &mut Session) {
         run(ssn, a);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::Harness;
+
+    const GANG: &str = "actions: enqueue, allocate, backfill\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n";
+
+    fn bound(ssn: &crate::framework::Session) -> Vec<(String, String)> {
+        let s = &ssn.state.snap;
+        let mut v: Vec<(String, String)> = ssn
+            .binds
+            .iter()
+            .map(|&(t, n)| (s.tasks.key(t), s.nodes.name[n.idx()].clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn allocate_binds_a_gang_that_fits() {
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group("ns", "pg", "q", 2)
+            .pod("ns", "pg-p-0", "pg", "1", "1Gi")
+            .pod("ns", "pg-p-1", "pg", "1", "1Gi")
+            .open()
+            .unwrap();
+        super::run_all(&mut ssn);
+        assert_eq!(
+            bound(&ssn),
+            [
+                ("ns/pg-p-0".into(), "n1".into()),
+                ("ns/pg-p-1".into(), "n1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn allocate_never_binds_part_of_a_gang() {
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group("ns", "pg", "q", 3)
+            .pod("ns", "pg-p-0", "pg", "1", "1Gi")
+            .pod("ns", "pg-p-1", "pg", "1", "1Gi")
+            .pod("ns", "pg-p-2", "pg", "1", "1Gi")
+            .open()
+            .unwrap();
+        super::run_all(&mut ssn);
+        assert!(ssn.binds.is_empty());
+        let d = ssn.close();
+        let pg = &d.pod_groups[0];
+        assert_eq!(pg.status.phase, "Inqueue");
+        assert_eq!(pg.status.conditions[0].type_, "Unschedulable");
+        // Two tasks were placed then discarded: their last transaction still counts them.
+        assert!(
+            pg.status.conditions[0]
+                .message
+                .starts_with("1/3 tasks in gang unschedulable"),
+            "{}",
+            pg.status.conditions[0].message
+        );
+    }
+
+    #[test]
+    fn enqueue_admits_pending_pod_groups_without_min_resources() {
+        let mut pg: crate::api::PodGroup = Harness::parse(
+            "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Pending}\n",
+        );
+        pg.status.phase = "Pending".into();
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group_object(pg)
+            .pod("ns", "p", "pg", "1", "1Gi")
+            .open()
+            .unwrap();
+        let j = ssn.state.snap.job_id("ns/pg").unwrap();
+        super::run(&mut ssn, "enqueue");
+        assert_eq!(ssn.state.job_phase[j.idx()], "Inqueue");
+        super::run(&mut ssn, "allocate");
+        assert_eq!(ssn.binds.len(), 1);
+    }
+
+    #[test]
+    fn allocate_skips_pending_pod_groups_when_enqueue_is_configured() {
+        let pg: crate::api::PodGroup = Harness::parse(
+            "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Pending}\n",
+        );
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group_object(pg)
+            .pod("ns", "p", "pg", "1", "1Gi")
+            .open()
+            .unwrap();
+        super::run(&mut ssn, "allocate");
+        assert!(ssn.binds.is_empty());
+    }
+
+    #[test]
+    fn backfill_places_best_effort_tasks() {
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group("ns", "pg", "q", 1)
+            .pod("ns", "be", "pg", "0", "0")
+            .open()
+            .unwrap();
+        super::run_all(&mut ssn);
+        assert_eq!(bound(&ssn), [("ns/be".into(), "n1".into())]);
+    }
+
+    #[test]
+    fn unsupported_actions_are_refused() {
+        let c = crate::config::SchedulerConfig::parse("actions: allocate, preempt\n").unwrap();
+        let e = super::check_supported(&c).unwrap_err();
+        assert!(e.to_string().contains("preempt"));
+    }
+}
