@@ -52,11 +52,11 @@ impl PredicateHelper {
             if found.len() >= limit {
                 break;
             }
-            if let Some(k) = &key {
-                if let Some(e) = self.cache.get(k).and_then(|m| m.get(&n)) {
-                    errs.nodes.insert(n, e.clone());
-                    continue;
-                }
+            if let Some(k) = &key
+                && let Some(e) = self.cache.get(k).and_then(|m| m.get(&n))
+            {
+                errs.nodes.insert(n, e.clone());
+                continue;
             }
             match check(ssn, task, n) {
                 Ok(()) => found.push(n),

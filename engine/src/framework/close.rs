@@ -32,14 +32,14 @@ impl Session {
             });
         }
         for t in 0..tasks.len() {
-            if self.state.task_status[t] == TaskStatus::Pipelined {
-                if let Some(n) = self.state.task_node[t] {
-                    d.pipelined.push(Pipelined {
-                        namespace: tasks.namespace[t].clone(),
-                        name: tasks.name[t].clone(),
-                        node: snap.nodes.name[n.idx()].clone(),
-                    });
-                }
+            if self.state.task_status[t] == TaskStatus::Pipelined
+                && let Some(n) = self.state.task_node[t]
+            {
+                d.pipelined.push(Pipelined {
+                    namespace: tasks.namespace[t].clone(),
+                    name: tasks.name[t].clone(),
+                    node: snap.nodes.name[n.idx()].clone(),
+                });
             }
         }
         for j in snap.jobs.ids() {

@@ -141,10 +141,10 @@ impl Session {
     pub(crate) fn fire_allocate(&mut self, t: TaskId) -> Result<(), String> {
         let mut first = Ok(());
         for s in &mut self.slots {
-            if let Err(e) = s.plugin.on_allocate(&self.state, t) {
-                if first.is_ok() {
-                    first = Err(e);
-                }
+            if let Err(e) = s.plugin.on_allocate(&self.state, t)
+                && first.is_ok()
+            {
+                first = Err(e);
             }
         }
         first

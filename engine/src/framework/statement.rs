@@ -226,10 +226,10 @@ pub fn allocate_and_dispatch(ssn: &mut Session, task: TaskId, node: NodeId) -> R
     if ssn.job_ready(job) {
         let snap = ssn.state.snap.clone();
         for &t in &snap.jobs.tasks[job.idx()] {
-            if ssn.state.task_status[t.idx()] == TaskStatus::Allocated {
-                if let Some(n) = ssn.state.task_node[t.idx()] {
-                    dispatch(ssn, t, n);
-                }
+            if ssn.state.task_status[t.idx()] == TaskStatus::Allocated
+                && let Some(n) = ssn.state.task_node[t.idx()]
+            {
+                dispatch(ssn, t, n);
             }
         }
     }

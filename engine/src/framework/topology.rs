@@ -27,14 +27,14 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
         }
         let mut jt = st.job_topology[j.idx()].take();
         resolve_tier_name(st, &mut jt);
-        if let Some(nt) = jt.as_mut() {
-            if nt.mode == TopologyMode::Soft {
-                *nt = NetworkTopology {
-                    mode: TopologyMode::Hard,
-                    highest_tier_allowed: Some(top_tier),
-                    highest_tier_name: String::new(),
-                };
-            }
+        if let Some(nt) = jt.as_mut()
+            && nt.mode == TopologyMode::Soft
+        {
+            *nt = NetworkTopology {
+                mode: TopologyMode::Hard,
+                highest_tier_allowed: Some(top_tier),
+                highest_tier_name: String::new(),
+            };
         }
         let sub_max = jt
             .as_ref()
@@ -44,14 +44,14 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
         for &s in &snap.jobs.sub_jobs[j.idx()] {
             let mut t = st.sub_job_topology[s.idx()].take();
             resolve_tier_name(st, &mut t);
-            if let Some(nt) = t.as_mut() {
-                if nt.mode == TopologyMode::Soft {
-                    *nt = NetworkTopology {
-                        mode: TopologyMode::Hard,
-                        highest_tier_allowed: Some(sub_max),
-                        highest_tier_name: String::new(),
-                    };
-                }
+            if let Some(nt) = t.as_mut()
+                && nt.mode == TopologyMode::Soft
+            {
+                *nt = NetworkTopology {
+                    mode: TopologyMode::Hard,
+                    highest_tier_allowed: Some(sub_max),
+                    highest_tier_name: String::new(),
+                };
             }
             st.sub_job_topology[s.idx()] = t;
         }

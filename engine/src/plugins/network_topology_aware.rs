@@ -294,14 +294,14 @@ impl Plugin for NetworkTopologyAware {
             if scores.iter().filter(|&&x| x == max).count() > 1 {
                 let tasks = &ssn.snap.sub_jobs.tasks[sj.idx()];
                 for (s, &n) in scores.iter_mut().zip(nodes) {
-                    if *s == max {
-                        if let Some(x) = h.lowest_of_node[n.idx()] {
-                            *s += if tasks.is_empty() {
-                                0.0
-                            } else {
-                                self.task_count_in(ssn, x, tasks) as f64 / tasks.len() as f64
-                            };
-                        }
+                    if *s == max
+                        && let Some(x) = h.lowest_of_node[n.idx()]
+                    {
+                        *s += if tasks.is_empty() {
+                            0.0
+                        } else {
+                            self.task_count_in(ssn, x, tasks) as f64 / tasks.len() as f64
+                        };
                     }
                 }
             }

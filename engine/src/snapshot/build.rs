@@ -376,10 +376,10 @@ impl SnapshotBuilder {
                     if policy.match_label_keys.is_empty() {
                         continue;
                     }
-                    if let Some(sel) = &policy.label_selector {
-                        if !selector::matches_label_selector(sel, &pod.metadata.labels) {
-                            continue;
-                        }
+                    if let Some(sel) = &policy.label_selector
+                        && !selector::matches_label_selector(sel, &pod.metadata.labels)
+                    {
+                        continue;
                     }
                     let values: Option<Vec<&str>> = policy
                         .match_label_keys
@@ -457,11 +457,11 @@ impl SnapshotBuilder {
                         .exact_match
                         .as_ref()
                         .and_then(|e| h.by_name.get(&e.name).copied())
+                        && h.parent[child.idx()].is_none()
+                        && child.idx() != i
                     {
-                        if h.parent[child.idx()].is_none() && child.idx() != i {
-                            h.parent[child.idx()] = Some(HyperNodeId(i as u32));
-                            h.children[i].push(child);
-                        }
+                        h.parent[child.idx()] = Some(HyperNodeId(i as u32));
+                        h.children[i].push(child);
                     }
                     continue;
                 }

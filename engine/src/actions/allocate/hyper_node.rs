@@ -152,16 +152,15 @@ fn allocate_for_sub_job(
             }
             let mut copy = tasks.clone();
             if let Some(mut st) = allocate_resources_for_tasks(ssn, sj, &mut copy, hn, error_cache)
+                && !st.is_empty()
             {
-                if !st.is_empty() {
-                    cands.push(Candidate {
-                        hn,
-                        ops: st.ops().to_vec(),
-                        rest: copy,
-                        score: 0.0,
-                    });
-                    st.discard(ssn);
-                }
+                cands.push(Candidate {
+                    hn,
+                    ops: st.ops().to_vec(),
+                    rest: copy,
+                    score: 0.0,
+                });
+                st.discard(ssn);
             }
         }
         if cands.is_empty() {

@@ -73,29 +73,27 @@ pub fn execute(ssn: &mut Session) {
         };
         if ssn.state.job_contains_hard_topology(job) || snap.jobs.has_sub_group_policy[job.idx()] {
             if let Some(mut stmt) = allocate_for_job(ssn, job, &mut ws, top, &mut rec, error_cache)
+                && ssn.job_ready(job)
             {
-                if ssn.job_ready(job) {
-                    stmt.commit(ssn);
-                    rec.apply(ssn, job);
-                    if !ws.is_empty() {
-                        push_job(ssn, &mut jobs, q, job);
-                    }
+                stmt.commit(ssn);
+                rec.apply(ssn, job);
+                if !ws.is_empty() {
+                    push_job(ssn, &mut jobs, q, job);
                 }
             }
-        } else if let Some(sj) = snap.jobs.sub_jobs[job.idx()].first().copied() {
-            if let Some(mut tasks) = ws.tasks.remove(&sj) {
-                if let Some(mut stmt) =
-                    allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache)
-                {
-                    if ssn.job_ready(job) {
-                        stmt.commit(ssn);
-                        if !tasks.is_empty() {
-                            push_job(ssn, &mut jobs, q, job);
-                        }
-                    }
+        } else if let Some(sj) = snap.jobs.sub_jobs[job.idx()].first().copied()
+            && let Some(mut tasks) = ws.tasks.remove(&sj)
+        {
+            if let Some(mut stmt) =
+                allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache)
+                && ssn.job_ready(job)
+            {
+                stmt.commit(ssn);
+                if !tasks.is_empty() {
+                    push_job(ssn, &mut jobs, q, job);
                 }
-                ws.tasks.insert(sj, tasks);
             }
+            ws.tasks.insert(sj, tasks);
         }
         sheets.insert(job, ws);
         queues.push(q, |l, r| ssn.queue_order_less(l, r));

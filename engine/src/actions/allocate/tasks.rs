@@ -58,14 +58,13 @@ pub fn allocate_resources_for_tasks(
         }
         let mut found = Vec::new();
         let nominated = &snap.tasks.pod[t.idx()].status.nominated_node_name;
-        if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n)) {
-            if ssn
+        if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
+            && ssn
                 .state
                 .resreq(t)
                 .less_equal(&ssn.state.future_idle(nn), DimDefault::Zero)
-            {
-                found = helper.predicate_nodes(ssn, t, &[nn], allocate_predicate).0;
-            }
+        {
+            found = helper.predicate_nodes(ssn, t, &[nn], allocate_predicate).0;
         }
         if found.is_empty() {
             let (f, mut errs) = helper.predicate_nodes(ssn, t, nodes, allocate_predicate);
@@ -92,10 +91,8 @@ pub fn allocate_resources_for_tasks(
             fe.nodes.insert(best, FitError::new(StatusCode::Error, e));
             ssn.state.job_fit_errors[job.idx()].insert(t, fe);
         }
-        if has_topology {
-            if let Some(h) = snap.hyper_nodes.lowest_of_node[best.idx()] {
-                allocated_hn = snap.hyper_nodes.lca(Some(h), allocated_hn);
-            }
+        if has_topology && let Some(h) = snap.hyper_nodes.lowest_of_node[best.idx()] {
+            allocated_hn = snap.hyper_nodes.lca(Some(h), allocated_hn);
         }
         if ssn.sub_job_ready(job, sj) {
             break;
