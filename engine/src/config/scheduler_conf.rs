@@ -417,3 +417,29 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod malformed_input_tests {
+    use super::*;
+
+    #[test]
+    fn malformed_configurations_are_errors_never_panics() {
+        let inputs = [
+            "",
+            ":",
+            "actions: [allocate]\n",
+            "actions: allocate\ntiers: 5\n",
+            "actions: allocate\ntiers:\n- plugins: {name: gang}\n",
+            "actions: allocate\ntiers:\n- plugins:\n  - enableJobOrder: true\n",
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe\n",
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    arguments: [1, 2]\n",
+            "actions: allocate,,backfill\n",
+            "actions: allocate\nconfigurations:\n- name: nosuch\n",
+            "\u{0}\u{1}\u{2}",
+            "actions: 'allocate\n",
+        ];
+        for text in inputs {
+            assert!(SchedulerConfig::parse(text).is_err(), "{text:?} should be refused");
+        }
+    }
+}
