@@ -1,5 +1,17 @@
 //! The built-in plugins, and the registry that names them.
 
+mod capacity;
+mod drf;
+mod job_resources;
+mod overcommit;
+mod proportion;
+mod queue_limits;
+mod queue_usage;
+mod share_order;
+mod unschedulable_event;
+#[cfg(test)]
+mod yaml_cluster;
+
 use crate::framework::PluginRegistry;
 
 /// A registry with every built-in plugin.
@@ -11,5 +23,8 @@ pub fn builtin_registry() -> PluginRegistry {
 
 /// Registers the built-in plugins into `r`.
 pub fn register_builtins(r: &mut PluginRegistry) {
-    let _ = r;
+    r.register("proportion", proportion::build);
+    r.register("capacity", capacity::build);
+    r.register("drf", drf::build);
+    r.register("overcommit", overcommit::build);
 }
