@@ -1,10 +1,10 @@
 //! The built-in plugins, and the registry that names them.
 
-mod capacity;
-mod drf;
+pub mod capacity;
+pub mod drf;
 mod job_resources;
-mod overcommit;
-mod proportion;
+pub mod overcommit;
+pub mod proportion;
 mod queue_limits;
 mod queue_usage;
 mod share_order;
