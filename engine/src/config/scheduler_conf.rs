@@ -439,7 +439,10 @@ mod malformed_input_tests {
             "actions: 'allocate\n",
         ];
         for text in inputs {
-            assert!(SchedulerConfig::parse(text).is_err(), "{text:?} should be refused");
+            assert!(
+                SchedulerConfig::parse(text).is_err(),
+                "{text:?} should be refused"
+            );
         }
     }
 }

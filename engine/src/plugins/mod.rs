@@ -1,10 +1,21 @@
 //! The built-in plugins, and the registry that names them.
 
+pub mod capacity;
 pub mod conformance;
+pub mod drf;
 pub mod gang;
+mod job_resources;
 pub mod network_topology_aware;
+pub mod overcommit;
 pub mod priority;
+pub mod proportion;
+mod queue_limits;
+mod queue_usage;
 pub mod resource_affinity;
+mod share_order;
+mod unschedulable_event;
+#[cfg(test)]
+mod yaml_cluster;
 
 use crate::framework::PluginRegistry;
 
@@ -20,7 +31,10 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("priority", priority::build);
     r.register("gang", gang::build);
     r.register("conformance", conformance::build);
+    r.register("drf", drf::build);
+    r.register("proportion", proportion::build);
+    r.register("capacity", capacity::build);
+    r.register("overcommit", overcommit::build);
     r.register("network-topology-aware", network_topology_aware::build);
     r.register("resource-affinity", resource_affinity::build);
-    let _ = r;
 }
