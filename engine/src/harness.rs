@@ -34,6 +34,10 @@ pub struct Harness {
     registry: PluginRegistry,
 }
 
+fn from_value<T: DeserializeOwned>(doc: serde_json::Value) -> T {
+    serde_json::from_value(doc).expect("manifest matches its kind")
+}
+
 fn resources(cpu: &str, memory: &str) -> ResourceList {
     let mut l = ResourceList::new();
     l.insert(
@@ -128,6 +132,30 @@ impl Harness {
         });
         p.status.phase = "Pending".into();
         self.builder.pod(Arc::new(p));
+        self
+    }
+
+    /// Adds objects written as YAML manifests (documents separated by `---`, each with a
+    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass or HyperNode).
+    pub fn manifests(mut self, yaml: &str) -> Self {
+        let docs: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(yaml).expect("test manifests parse");
+        for doc in docs {
+            let kind = doc["kind"]
+                .as_str()
+                .expect("manifest has a kind")
+                .to_string();
+            let b = &mut self.builder;
+            match kind.as_str() {
+                "Queue" => b.queue(Arc::new(from_value(doc))),
+                "Node" => b.node(Arc::new(from_value(doc))),
+                "PodGroup" => b.pod_group(Arc::new(from_value(doc))),
+                "Pod" => b.pod(Arc::new(from_value(doc))),
+                "PriorityClass" => b.priority_class(Arc::new(from_value(doc))),
+                "HyperNode" => b.hyper_node(Arc::new(from_value(doc))),
+                other => panic!("unsupported kind {other}"),
+            };
+        }
         self
     }
 

@@ -1,46 +1,20 @@
-//! Test support: a session opened on a cluster written as YAML manifests, so plugin tests read
-//! like the scenarios they check.
+//! Test support: manifests as short strings for the queue plugins' tests, opened through the
+//! plugin `Harness`, so the tests read like the scenarios they check.
 
-use std::sync::Arc;
-
-use serde_json::Value;
-
-use crate::api::{Node, Pod, PodGroup, PriorityClass, Queue};
-use crate::config::SchedulerConfig;
-use crate::framework::{Session, SessionOptions};
+use crate::framework::Session;
+use crate::harness::Harness;
 use crate::model::{JobId, QueueId, TaskId};
-use crate::snapshot::SnapshotBuilder;
 
 /// A configuration with no plugin, for tests that only need session state.
 pub(crate) const ALLOCATE_ONLY: &str = "actions: allocate\ntiers: []\n";
 
-fn object<T: serde::de::DeserializeOwned>(doc: Value) -> Arc<T> {
-    Arc::new(serde_json::from_value(doc).expect("manifest matches its kind"))
-}
-
 /// Opens a session with the built-in plugins on `manifests` (YAML documents separated by
 /// `---`, each with a `kind`), PodGroups without a queue going to `default`.
 pub(crate) fn open(conf: &str, manifests: &str) -> Session {
-    let mut b = SnapshotBuilder::new("default");
-    let docs: Vec<Value> = serde_saphyr::from_multiple(manifests).expect("manifests parse");
-    for doc in docs {
-        match doc["kind"].as_str().expect("manifest has a kind") {
-            "Queue" => b.queue(object::<Queue>(doc)),
-            "Node" => b.node(object::<Node>(doc)),
-            "PodGroup" => b.pod_group(object::<PodGroup>(doc)),
-            "Pod" => b.pod(object::<Pod>(doc)),
-            "PriorityClass" => b.priority_class(object::<PriorityClass>(doc)),
-            other => panic!("unsupported kind {other}"),
-        };
-    }
-    let config = SchedulerConfig::parse(conf).expect("configuration parses");
-    Session::open(
-        Arc::new(b.build()),
-        Arc::new(config),
-        &crate::plugins::builtin_registry(),
-        SessionOptions::default(),
-    )
-    .expect("session opens")
+    Harness::new(conf)
+        .manifests(manifests)
+        .open()
+        .expect("session opens")
 }
 
 /// The queue named `name`.
@@ -54,18 +28,17 @@ pub(crate) fn queue(ssn: &Session, name: &str) -> QueueId {
 
 /// The job `namespace/name`.
 pub(crate) fn job(ssn: &Session, uid: &str) -> JobId {
-    let jobs = &ssn.state.snap.jobs;
-    jobs.ids()
-        .find(|&j| jobs.uid[j.idx()] == uid)
+    ssn.state
+        .snap
+        .job_id(uid)
         .unwrap_or_else(|| panic!("no job {uid}"))
 }
 
 /// The task of pod `namespace/name`.
 pub(crate) fn task(ssn: &Session, key: &str) -> TaskId {
-    let tasks = &ssn.state.snap.tasks;
-    (0..tasks.len() as u32)
-        .map(TaskId)
-        .find(|&t| tasks.key(t) == key)
+    ssn.state
+        .snap
+        .task_id(key)
         .unwrap_or_else(|| panic!("no pod {key}"))
 }
 
