@@ -1,5 +1,13 @@
 //! The built-in plugins, and the registry that names them.
 
+pub mod binpack;
+pub mod k8s;
+pub mod nodeorder;
+pub mod predicates;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
 use crate::framework::PluginRegistry;
 
 /// A registry with every built-in plugin.
@@ -11,5 +19,7 @@ pub fn builtin_registry() -> PluginRegistry {
 
 /// Registers the built-in plugins into `r`.
 pub fn register_builtins(r: &mut PluginRegistry) {
-    let _ = r;
+    r.register("binpack", binpack::build);
+    r.register("nodeorder", nodeorder::build);
+    r.register("predicates", predicates::build);
 }

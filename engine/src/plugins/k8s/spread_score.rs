@@ -1,0 +1,132 @@
+//! PodTopologySpread score (`whenUnsatisfiable: ScheduleAnyway`): nodes in less crowded domains
+//! score higher. Domains are those of the candidate nodes; pods are counted on every node.
+
+use std::collections::HashMap;
+
+use super::cluster::Cluster;
+use super::node_affinity::RequiredNodeAffinity;
+use super::normalize::MAX_NODE_SCORE;
+use super::spread_constraint::{HOSTNAME_KEY, constraints, count_matching, has_all_keys};
+use crate::model::{NodeId, TaskId};
+
+/// Marks a node without every topology key; it scores 0.
+const IGNORED: i64 = -1;
+
+/// `topologyNormalizingWeight`: ln(domains + 2).
+fn normalizing_weight(domains: usize) -> f64 {
+    ((domains + 2) as f64).ln()
+}
+
+/// The normalised scores of `nodes` (`None`: the scorer skips, the pod has no ScheduleAnyway
+/// constraint).
+pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Result<Option<Vec<i64>>, String> {
+    let pod = c.pod(task);
+    if c.ssn.snap.nodes.is_empty() {
+        return Ok(None);
+    }
+    let constraints = constraints(pod, "ScheduleAnyway").map_err(|e| {
+        format!("calculating preScoreState: obtaining pod's soft topology spread constraints: {e}")
+    })?;
+    if constraints.is_empty() {
+        return Ok(None);
+    }
+    // Only the pod's own constraints exist (see `spread_constraint`), so every key is required.
+    let ignored: Vec<bool> = nodes
+        .iter()
+        .map(|&n| !has_all_keys(c.labels(n), &constraints))
+        .collect();
+    let mut counts: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
+    for (&n, _) in nodes.iter().zip(&ignored).filter(|(_, ig)| !**ig) {
+        for (i, sc) in constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, sc)| sc.topology_key != HOSTNAME_KEY)
+        {
+            counts[i]
+                .entry(c.labels(n)[&sc.topology_key].as_str())
+                .or_insert(0);
+        }
+    }
+    let candidates = ignored.iter().filter(|ig| !**ig).count();
+    let weights: Vec<f64> = constraints
+        .iter()
+        .enumerate()
+        .map(|(i, sc)| {
+            normalizing_weight(if sc.topology_key == HOSTNAME_KEY {
+                candidates
+            } else {
+                counts[i].len()
+            })
+        })
+        .collect();
+    let required = RequiredNodeAffinity::of(pod);
+    let ns = &pod.metadata.namespace;
+    for n in c.nodes() {
+        let labels = c.labels(n);
+        if !has_all_keys(labels, &constraints) {
+            continue;
+        }
+        for (i, sc) in constraints.iter().enumerate() {
+            if !sc.includes_node(
+                pod,
+                &required,
+                c.name(n),
+                labels,
+                &c.ssn.snap.nodes.taints[n.idx()],
+            ) {
+                continue;
+            }
+            if let Some(count) = counts[i].get_mut(labels[&sc.topology_key].as_str()) {
+                *count += count_matching(c, c.pods_on(n), &sc.selector, ns);
+            }
+        }
+    }
+    let mut raw: Vec<i64> = nodes
+        .iter()
+        .zip(&ignored)
+        .map(|(&n, &ig)| {
+            if ig {
+                return IGNORED;
+            }
+            let labels = c.labels(n);
+            let mut score = 0.0;
+            for (i, sc) in constraints.iter().enumerate() {
+                let Some(value) = labels.get(&sc.topology_key) else {
+                    continue;
+                };
+                let count = if sc.topology_key == HOSTNAME_KEY {
+                    count_matching(c, c.pods_on(n), &sc.selector, ns)
+                } else {
+                    counts[i][value.as_str()]
+                };
+                score += count as f64 * weights[i] + f64::from(sc.max_skew - 1);
+            }
+            score.round() as i64
+        })
+        .collect();
+    normalize(&mut raw, &ignored);
+    Ok(Some(raw))
+}
+
+/// `NormalizeScore`: ignored nodes 0; otherwise `100 * (max + min - s) / max` over the others,
+/// or 100 everywhere when the maximum is 0.
+fn normalize(scores: &mut [i64], ignored: &[bool]) {
+    let kept = || {
+        scores
+            .iter()
+            .zip(ignored)
+            .filter(|(_, ig)| !**ig)
+            .map(|(s, _)| *s)
+    };
+    let min = kept().min().unwrap_or(i64::MAX);
+    let max = kept().fold(0, i64::max);
+    for (s, &ig) in scores.iter_mut().zip(ignored) {
+        *s = if ig || *s == IGNORED {
+            0
+        } else if max == 0 {
+            MAX_NODE_SCORE
+        } else {
+            MAX_NODE_SCORE * (max + min - *s) / max
+        };
+    }
+}
