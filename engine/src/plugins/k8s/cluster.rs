@@ -173,3 +173,56 @@ impl<'a> Cluster<'a> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::Statement;
+    use crate::plugins::testing::{JOB, conf, node, node_id, pod, running_pod, session, task};
+
+    fn objects() -> String {
+        let anti = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {a: b}}, topologyKey: zone}]}}";
+        [
+            JOB.to_string(),
+            node("n1", "", "pods: '10'"),
+            node("n2", "", "pods: '10'"),
+            running_pod("anti", "n1", "", anti),
+            pod(
+                "p",
+                "",
+                "containers: [{resources: {requests: {cpu: 250m}}}]",
+            ),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn a_live_view_follows_allocations_and_a_frozen_one_does_not() {
+        let mut ssn = session(&conf("nodeorder", ""), &objects());
+        let (p, n2) = (task(&ssn, "ns/p"), node_id(&ssn, "n2"));
+        let mut live = ClusterView::open(&ssn.state, true);
+        let mut frozen = ClusterView::open(&ssn.state, false);
+        Statement::new().allocate(&mut ssn, p, n2).unwrap();
+        live.on_allocate(&ssn.state, p);
+        frozen.on_allocate(&ssn.state, p);
+        assert_eq!(live.pods(n2), &[p]);
+        assert!(frozen.pods(n2).is_empty());
+        assert_eq!(
+            Cluster::new(&ssn.state, &live).requested(n2).get("cpu"),
+            250
+        );
+        live.on_deallocate(p);
+        assert!(live.pods(n2).is_empty());
+    }
+
+    #[test]
+    fn affinity_node_lists_are_taken_at_open() {
+        let ssn = session(&conf("nodeorder", ""), &objects());
+        let view = ClusterView::open(&ssn.state, true);
+        assert_eq!(view.nodes_with_affinity(), &[node_id(&ssn, "n1")]);
+        assert_eq!(
+            view.nodes_with_required_anti_affinity(),
+            &[node_id(&ssn, "n1")]
+        );
+    }
+}

@@ -164,3 +164,75 @@ pub fn filter(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> R
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::k8s::ClusterView;
+    use crate::plugins::testing::{JOB, conf, node, pod, running_pod, session, task};
+
+    fn pre(objects: &[String], p: &str) -> Result<Option<InterPodAffinityState>, Status> {
+        let ssn = session(
+            &conf("nodeorder", ""),
+            &[JOB.to_string(), objects.concat()].concat(),
+        );
+        let view = ClusterView::open(&ssn.state, true);
+        pre_filter(
+            &Cluster::new(&ssn.state, &view),
+            task(&ssn, &format!("ns/{p}")),
+        )
+    }
+
+    fn zone(z: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("zone".to_string(), z.to_string())])
+    }
+
+    const ANTI: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: x}}, topologyKey: zone}]}}";
+
+    #[test]
+    fn nothing_to_check_is_a_skip() {
+        let objects = [
+            node("n1", "zone: a", "pods: '10'"),
+            running_pod("x", "n1", "app: x", ""),
+            pod("p", "", ""),
+        ];
+        assert_eq!(pre(&objects, "p"), Ok(None));
+    }
+
+    #[test]
+    fn anti_affinity_blocks_only_the_peers_domain() {
+        let objects = [
+            node("n1", "zone: a", "pods: '10'"),
+            node("n2", "zone: b", "pods: '10'"),
+            running_pod("x", "n1", "app: x", ""),
+            pod("p", "", ANTI),
+        ];
+        let s = pre(&objects, "p").unwrap().unwrap();
+        assert_eq!(
+            filter(&s, &zone("a")).unwrap_err().reason,
+            ANTI_AFFINITY_REASON
+        );
+        assert!(filter(&s, &zone("b")).is_ok());
+        assert!(
+            filter(&s, &BTreeMap::new()).is_ok(),
+            "a node without the key has no peer"
+        );
+    }
+
+    #[test]
+    fn an_unparsable_term_is_unresolvable() {
+        let bad = "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {'bad key': v}}, topologyKey: zone}]}}";
+        let err = pre(
+            &[node("n1", "zone: a", "pods: '10'"), pod("p", "", bad)],
+            "p",
+        )
+        .unwrap_err();
+        assert_eq!(err.code, StatusCode::UnschedulableAndUnresolvable);
+        assert!(
+            err.reason
+                .starts_with("parsing pod: requiredAffinityTerms: "),
+            "{}",
+            err.reason
+        );
+    }
+}

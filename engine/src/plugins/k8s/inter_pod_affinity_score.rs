@@ -124,3 +124,19 @@ fn normalize(raw: &[i64]) -> Vec<i64> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_scale_between_the_lowest_and_highest_node() {
+        assert_eq!(normalize(&[-5, 0, 5]), vec![0, 50, 100]);
+        assert_eq!(normalize(&[1, 2, 4]), vec![0, 33, 100]);
+    }
+
+    #[test]
+    fn tied_nodes_all_score_zero() {
+        assert_eq!(normalize(&[3, 3]), vec![0, 0]);
+    }
+}

@@ -108,11 +108,6 @@ pub enum Selector {
 }
 
 impl Selector {
-    /// `labels.Everything()`.
-    pub fn everything() -> Selector {
-        Selector::All(Vec::new())
-    }
-
     /// `metav1.LabelSelectorAsSelector`.
     pub fn from_label_selector(sel: Option<&LabelSelector>) -> Result<Selector, String> {
         let Some(sel) = sel else {
@@ -385,7 +380,7 @@ mod tests {
     #[test]
     fn match_label_keys_extend_a_selector_but_not_nothing() {
         let set = labels(&[("rev", "1")]);
-        let s = Selector::everything().with_labels(&set);
+        let s = Selector::All(Vec::new()).with_labels(&set);
         assert!(!s.is_empty());
         assert!(s.matches(&labels(&[("rev", "1")])));
         assert!(!s.matches(&labels(&[("rev", "2")])));

@@ -102,3 +102,63 @@ pub fn filter(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::k8s::ClusterView;
+    use crate::plugins::testing::{JOB, conf, node, pod, running_pod, session, task};
+
+    fn state(
+        constraint: &str,
+        extra_nodes: &[String],
+    ) -> (SpreadFilterState, BTreeMap<String, String>) {
+        let objects = [
+            JOB.to_string(),
+            node("n1", "zone: a", "pods: '10'"),
+            extra_nodes.concat(),
+            running_pod("x1", "n1", "app: x", ""),
+            running_pod("x2", "n1", "app: x", ""),
+            pod("p", "app: x", &format!("topologySpreadConstraints: [{{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: x}}}}{constraint}}}]")),
+        ]
+        .concat();
+        let ssn = session(&conf("nodeorder", ""), &objects);
+        let view = ClusterView::open(&ssn.state, true);
+        let t = task(&ssn, "ns/p");
+        let s = pre_filter(&Cluster::new(&ssn.state, &view), t)
+            .unwrap()
+            .unwrap();
+        (s, ssn.state.snap.tasks.pod[t.idx()].metadata.labels.clone())
+    }
+
+    fn zone(z: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("zone".to_string(), z.to_string())])
+    }
+
+    #[test]
+    fn the_only_domain_is_its_own_minimum() {
+        let (s, labels) = state("", &[]);
+        assert!(filter(&s, &labels, &zone("a")).is_ok(), "2 + 1 - 2 = 1");
+    }
+
+    #[test]
+    fn fewer_domains_than_min_domains_count_the_minimum_as_zero() {
+        let (s, labels) = state(", minDomains: 2", &[]);
+        assert_eq!(filter(&s, &labels, &zone("a")).unwrap_err().reason, REASON);
+    }
+
+    #[test]
+    fn honoured_taints_keep_a_tainted_nodes_domain_out() {
+        let tainted = "- {kind: Node, metadata: {name: n2, labels: {zone: b}}, spec: {taints: [{key: k, effect: NoSchedule}]}, status: {allocatable: {pods: '10'}}}\n".to_string();
+        let (ignored, labels) = state("", std::slice::from_ref(&tainted));
+        assert!(
+            filter(&ignored, &labels, &zone("a")).is_err(),
+            "zone b counts, with 0 pods"
+        );
+        let (honoured, _) = state(", nodeTaintsPolicy: Honor", &[tainted]);
+        assert!(
+            filter(&honoured, &labels, &zone("a")).is_ok(),
+            "zone b is not a domain"
+        );
+    }
+}

@@ -130,3 +130,57 @@ fn normalize(scores: &mut [i64], ignored: &[bool]) {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::k8s::ClusterView;
+    use crate::plugins::testing::{JOB, all_nodes, conf, node, pod, running_pod, session, task};
+
+    fn scores_of(constraint_key: &str, nodes: &[String]) -> Option<Vec<i64>> {
+        let objects = [
+            JOB.to_string(),
+            nodes.concat(),
+            running_pod("x1", "n1", "app: x", ""),
+            pod("p", "app: x", &format!("topologySpreadConstraints: [{{maxSkew: 1, topologyKey: {constraint_key}, whenUnsatisfiable: ScheduleAnyway, labelSelector: {{matchLabels: {{app: x}}}}}}]")),
+            pod("plain", "app: x", ""),
+        ]
+        .concat();
+        let ssn = session(&conf("nodeorder", ""), &objects);
+        let view = ClusterView::open(&ssn.state, true);
+        let c = Cluster::new(&ssn.state, &view);
+        assert_eq!(
+            scores(&c, task(&ssn, "ns/plain"), &all_nodes(&ssn)),
+            Ok(None),
+            "no constraint: skip"
+        );
+        scores(&c, task(&ssn, "ns/p"), &all_nodes(&ssn)).unwrap()
+    }
+
+    #[test]
+    fn a_candidate_without_the_topology_key_scores_zero() {
+        let nodes = [
+            node("n1", "zone: a", "pods: '10'"),
+            node("n2", "zone: b", "pods: '10'"),
+            node("n3", "", "pods: '10'"),
+        ];
+        // ln(4) per pod: n1 round(1.386) = 1, n2 0; max 1, min 0.
+        assert_eq!(scores_of("zone", &nodes), Some(vec![0, 100, 0]));
+    }
+
+    #[test]
+    fn hostname_domains_count_the_nodes_own_pods() {
+        let nodes = [
+            node("n1", "kubernetes.io/hostname: n1", "pods: '10'"),
+            node("n2", "kubernetes.io/hostname: n2", "pods: '10'"),
+        ];
+        assert_eq!(scores_of(HOSTNAME_KEY, &nodes), Some(vec![0, 100]));
+    }
+
+    #[test]
+    fn all_zero_raw_scores_give_every_node_full_marks() {
+        let mut raw = vec![0, 0, 7];
+        normalize(&mut raw, &[false, false, true]);
+        assert_eq!(raw, vec![100, 100, 0]);
+    }
+}
