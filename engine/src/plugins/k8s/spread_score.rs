@@ -6,7 +6,10 @@ use std::collections::HashMap;
 use super::cluster::Cluster;
 use super::node_affinity::RequiredNodeAffinity;
 use super::normalize::MAX_NODE_SCORE;
-use super::spread_constraint::{HOSTNAME_KEY, constraints, count_matching, has_all_keys};
+use super::spread_constraint::{
+    HOSTNAME_KEY, SpreadConstraint, constraints, count_matching, has_all_keys,
+};
+use crate::api::Pod;
 use crate::model::{NodeId, TaskId};
 
 /// Marks a node without every topology key; it scores 0.
@@ -15,6 +18,97 @@ const IGNORED: i64 = -1;
 /// `topologyNormalizingWeight`: ln(domains + 2).
 fn normalizing_weight(domains: usize) -> f64 {
     ((domains + 2) as f64).ln()
+}
+
+/// What PreScore computes: which candidates lack a key, the pods per domain, the weights.
+struct PreScore<'a> {
+    constraints: Vec<SpreadConstraint>,
+    ignored: Vec<bool>,
+    counts: Vec<HashMap<&'a str, i64>>,
+    weights: Vec<f64>,
+}
+
+/// Registers the candidates' domains (hostname domains are single nodes and need none) and
+/// weighs each constraint by its domain count.
+fn pre_score<'a>(
+    c: &Cluster<'a>,
+    nodes: &[NodeId],
+    constraints: Vec<SpreadConstraint>,
+) -> PreScore<'a> {
+    // Only the pod's own constraints exist (see `spread_constraint`), so every key is required.
+    let ignored: Vec<bool> = nodes
+        .iter()
+        .map(|&n| !has_all_keys(c.labels(n), &constraints))
+        .collect();
+    let mut counts: Vec<HashMap<&'a str, i64>> = vec![HashMap::new(); constraints.len()];
+    for (&n, _) in nodes.iter().zip(&ignored).filter(|(_, ig)| !**ig) {
+        for (i, sc) in constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, sc)| sc.topology_key != HOSTNAME_KEY)
+        {
+            counts[i]
+                .entry(c.labels(n)[&sc.topology_key].as_str())
+                .or_insert(0);
+        }
+    }
+    let candidates = ignored.iter().filter(|ig| !**ig).count();
+    let weights = constraints
+        .iter()
+        .zip(&counts)
+        .map(|(sc, domains)| {
+            normalizing_weight(if sc.topology_key == HOSTNAME_KEY {
+                candidates
+            } else {
+                domains.len()
+            })
+        })
+        .collect();
+    PreScore {
+        constraints,
+        ignored,
+        counts,
+        weights,
+    }
+}
+
+/// Adds the matching pods of every node (all nodes, not only candidates) to its registered
+/// domain, honouring the inclusion policies.
+fn count_domains(c: &Cluster, pod: &Pod, s: &mut PreScore) {
+    let required = RequiredNodeAffinity::of(pod);
+    for n in c.nodes() {
+        let labels = c.labels(n);
+        if !has_all_keys(labels, &s.constraints) {
+            continue;
+        }
+        let taints = &c.ssn.snap.nodes.taints[n.idx()];
+        for (sc, counts) in s.constraints.iter().zip(s.counts.iter_mut()) {
+            if !sc.includes_node(pod, &required, c.name(n), labels, taints) {
+                continue;
+            }
+            if let Some(count) = counts.get_mut(labels[&sc.topology_key].as_str()) {
+                *count += count_matching(c, c.pods_on(n), &sc.selector, &pod.metadata.namespace);
+            }
+        }
+    }
+}
+
+/// `Score`: Σ over the node's constraints of pods × weight + (maxSkew − 1), rounded.
+fn raw_score(c: &Cluster, pod: &Pod, s: &PreScore, n: NodeId) -> i64 {
+    let labels = c.labels(n);
+    let mut score = 0.0;
+    for ((sc, counts), weight) in s.constraints.iter().zip(&s.counts).zip(&s.weights) {
+        let Some(value) = labels.get(&sc.topology_key) else {
+            continue;
+        };
+        let count = if sc.topology_key == HOSTNAME_KEY {
+            count_matching(c, c.pods_on(n), &sc.selector, &pod.metadata.namespace)
+        } else {
+            counts[value.as_str()]
+        };
+        score += count as f64 * weight + f64::from(sc.max_skew - 1);
+    }
+    score.round() as i64
 }
 
 /// The normalised scores of `nodes` (`None`: the scorer skips, the pod has no ScheduleAnyway
@@ -30,81 +124,20 @@ pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Result<Option<Vec<
     if constraints.is_empty() {
         return Ok(None);
     }
-    // Only the pod's own constraints exist (see `spread_constraint`), so every key is required.
-    let ignored: Vec<bool> = nodes
-        .iter()
-        .map(|&n| !has_all_keys(c.labels(n), &constraints))
-        .collect();
-    let mut counts: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
-    for (&n, _) in nodes.iter().zip(&ignored).filter(|(_, ig)| !**ig) {
-        for (i, sc) in constraints
-            .iter()
-            .enumerate()
-            .filter(|(_, sc)| sc.topology_key != HOSTNAME_KEY)
-        {
-            counts[i]
-                .entry(c.labels(n)[&sc.topology_key].as_str())
-                .or_insert(0);
-        }
-    }
-    let candidates = ignored.iter().filter(|ig| !**ig).count();
-    let weights: Vec<f64> = constraints
-        .iter()
-        .enumerate()
-        .map(|(i, sc)| {
-            normalizing_weight(if sc.topology_key == HOSTNAME_KEY {
-                candidates
-            } else {
-                counts[i].len()
-            })
-        })
-        .collect();
-    let required = RequiredNodeAffinity::of(pod);
-    let ns = &pod.metadata.namespace;
-    for n in c.nodes() {
-        let labels = c.labels(n);
-        if !has_all_keys(labels, &constraints) {
-            continue;
-        }
-        for (i, sc) in constraints.iter().enumerate() {
-            if !sc.includes_node(
-                pod,
-                &required,
-                c.name(n),
-                labels,
-                &c.ssn.snap.nodes.taints[n.idx()],
-            ) {
-                continue;
-            }
-            if let Some(count) = counts[i].get_mut(labels[&sc.topology_key].as_str()) {
-                *count += count_matching(c, c.pods_on(n), &sc.selector, ns);
-            }
-        }
-    }
+    let mut s = pre_score(c, nodes, constraints);
+    count_domains(c, pod, &mut s);
     let mut raw: Vec<i64> = nodes
         .iter()
-        .zip(&ignored)
+        .zip(&s.ignored)
         .map(|(&n, &ig)| {
             if ig {
-                return IGNORED;
+                IGNORED
+            } else {
+                raw_score(c, pod, &s, n)
             }
-            let labels = c.labels(n);
-            let mut score = 0.0;
-            for (i, sc) in constraints.iter().enumerate() {
-                let Some(value) = labels.get(&sc.topology_key) else {
-                    continue;
-                };
-                let count = if sc.topology_key == HOSTNAME_KEY {
-                    count_matching(c, c.pods_on(n), &sc.selector, ns)
-                } else {
-                    counts[i][value.as_str()]
-                };
-                score += count as f64 * weights[i] + f64::from(sc.max_skew - 1);
-            }
-            score.round() as i64
         })
         .collect();
-    normalize(&mut raw, &ignored);
+    normalize(&mut raw, &s.ignored);
     Ok(Some(raw))
 }
 
