@@ -1,18 +1,24 @@
 //! The built-in plugins, and the registry that names them.
 
+pub mod binpack;
 pub mod capacity;
 pub mod conformance;
 pub mod drf;
 pub mod gang;
 mod job_resources;
+pub mod k8s;
 pub mod network_topology_aware;
+pub mod nodeorder;
 pub mod overcommit;
+pub mod predicates;
 pub mod priority;
 pub mod proportion;
 mod queue_limits;
 mod queue_usage;
 pub mod resource_affinity;
 mod share_order;
+#[cfg(test)]
+pub(crate) mod testing;
 mod unschedulable_event;
 #[cfg(test)]
 mod yaml_cluster;
@@ -37,4 +43,7 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("overcommit", overcommit::build);
     r.register("network-topology-aware", network_topology_aware::build);
     r.register("resource-affinity", resource_affinity::build);
+    r.register("binpack", binpack::build);
+    r.register("nodeorder", nodeorder::build);
+    r.register("predicates", predicates::build);
 }

@@ -1,0 +1,100 @@
+//! ImageLocality: nodes that already hold the pod's images score higher, weighted by how widely
+//! each image is spread. Per node, not normalised.
+//!
+//! Volcano counts an image's nodes when each node enters its cache, so earlier nodes may see a
+//! smaller count; tephra counts over the whole snapshot (the value the last node sees). Image
+//! volumes are not modelled (tephra's pods have no volumes).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::normalize::MAX_NODE_SCORE;
+use crate::api::Pod;
+
+const MB: i64 = 1024 * 1024;
+const MIN_THRESHOLD: i64 = 23 * MB;
+const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
+
+/// How many nodes hold each image name, and how many nodes there are.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImageSpread {
+    nodes_with: HashMap<String, usize>,
+    total: usize,
+}
+
+/// `normalizedImageName`: a name without a tag gets `:latest`.
+fn normalized(name: &str) -> String {
+    let colon = name.rfind(':').map_or(-1, |i| i as i64);
+    let slash = name.rfind('/').map_or(-1, |i| i as i64);
+    if colon <= slash {
+        format!("{name}:latest")
+    } else {
+        name.to_string()
+    }
+}
+
+impl ImageSpread {
+    /// Counts image names over the nodes' image tables.
+    pub fn of<'a>(
+        node_images: impl ExactSizeIterator<Item = &'a BTreeMap<String, i64>>,
+    ) -> ImageSpread {
+        let total = node_images.len();
+        let mut nodes_with: HashMap<String, usize> = HashMap::new();
+        for images in node_images {
+            for name in images.keys() {
+                *nodes_with.entry(name.clone()).or_default() += 1;
+            }
+        }
+        ImageSpread { nodes_with, total }
+    }
+
+    /// `Score`: Σ size × spread over the pod's images present on the node, clamped to
+    /// [23MiB, 1000MiB × containers] and scaled to [0, 100].
+    pub fn score(&self, pod: &Pod, node_images: &BTreeMap<String, i64>) -> i64 {
+        let mut sum = 0i64;
+        for c in pod.spec.init_containers.iter().chain(&pod.spec.containers) {
+            let name = normalized(&c.image);
+            if let Some(&size) = node_images.get(&name) {
+                let spread =
+                    self.nodes_with.get(&name).copied().unwrap_or(0) as f64 / self.total as f64;
+                sum += (size as f64 * spread) as i64;
+            }
+        }
+        let containers = (pod.spec.init_containers.len() + pod.spec.containers.len()) as i64;
+        let max_threshold = MAX_CONTAINER_THRESHOLD * containers;
+        let sum = if sum < MIN_THRESHOLD {
+            MIN_THRESHOLD
+        } else {
+            sum.min(max_threshold)
+        };
+        MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn images(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
+        p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn untagged_names_get_latest() {
+        assert_eq!(normalized("nginx"), "nginx:latest");
+        assert_eq!(normalized("registry:5000/app"), "registry:5000/app:latest");
+        assert_eq!(normalized("app:v1"), "app:v1");
+    }
+
+    #[test]
+    fn an_image_on_half_the_nodes_counts_half_its_size() {
+        let n1 = images(&[("app:v1", 500 * MB)]);
+        let n2 = images(&[]);
+        let spread = ImageSpread::of([&n1, &n2].into_iter());
+        let pod: Pod = serde_saphyr::from_str("spec: {containers: [{image: 'app:v1'}]}").unwrap();
+        assert_eq!(
+            spread.score(&pod, &n1),
+            100 * (250 * MB - MIN_THRESHOLD) / (1000 * MB - MIN_THRESHOLD)
+        );
+        assert_eq!(spread.score(&pod, &n2), 0);
+    }
+}

@@ -1,0 +1,238 @@
+//! InterPodAffinity filter: the pod's required affinity and anti-affinity, and the required
+//! anti-affinity of the pods already placed.
+//!
+//! The PreFilter counts matching pods per topology pair once; the counts are not refreshed by
+//! later placements or evictions until the next PreFilter, as in Volcano. Existing pods'
+//! anti-affinity is looked up only on the nodes that had such pods at session open.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::affinity_term::{AffinityTerm, matches_all};
+use super::cluster::Cluster;
+use crate::framework::{Status, StatusCode};
+use crate::model::TaskId;
+
+/// kube's reason when the pod's required affinity finds no peer in the node's topology.
+pub const AFFINITY_REASON: &str = "node(s) didn't match pod affinity rules";
+/// kube's reason when the pod's required anti-affinity meets a peer.
+pub const ANTI_AFFINITY_REASON: &str = "node(s) didn't match pod anti-affinity rules";
+/// kube's reason when an existing pod's required anti-affinity rejects the pod.
+pub const EXISTING_ANTI_AFFINITY_REASON: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+
+/// Matching pods per `(topology key, value)`.
+type TopologyCounts = HashMap<(String, String), i64>;
+
+fn bump(counts: &mut TopologyCounts, labels: &BTreeMap<String, String>, key: &str) {
+    if let Some(v) = labels.get(key) {
+        *counts.entry((key.to_string(), v.clone())).or_default() += 1;
+    }
+}
+
+/// What the filter needs, computed by the PreFilter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterPodAffinityState {
+    existing_anti_affinity: TopologyCounts,
+    affinity: TopologyCounts,
+    anti_affinity: TopologyCounts,
+    required_affinity: Vec<AffinityTerm>,
+    required_anti_affinity: Vec<AffinityTerm>,
+    matches_own_affinity: bool,
+}
+
+/// PreFilter: `None` (Skip) when no existing pod's anti-affinity matches the pod and the pod has
+/// no required terms; U&U when the pod's terms do not parse.
+pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinityState>, Status> {
+    let pod = c.pod(task);
+    let info = c.info(task);
+    if let Some(e) = &info.parse_error {
+        return Err(Status {
+            code: StatusCode::UnschedulableAndUnresolvable,
+            reason: format!("parsing pod: {e}"),
+        });
+    }
+    let mut existing_anti_affinity = TopologyCounts::new();
+    for &n in c.view.nodes_with_required_anti_affinity() {
+        let labels = c.labels(n);
+        for &e in c.pods_on(n) {
+            for term in c
+                .info(e)
+                .required_anti_affinity
+                .iter()
+                .filter(|t| t.matches(pod))
+            {
+                bump(&mut existing_anti_affinity, labels, &term.topology_key);
+            }
+        }
+    }
+    let mut affinity = TopologyCounts::new();
+    let mut anti_affinity = TopologyCounts::new();
+    if !info.required_affinity.is_empty() || !info.required_anti_affinity.is_empty() {
+        for n in c.nodes() {
+            let labels = c.labels(n);
+            for &e in c.pods_on(n) {
+                let other = c.pod(e);
+                if matches_all(&info.required_affinity, other) {
+                    for term in &info.required_affinity {
+                        bump(&mut affinity, labels, &term.topology_key);
+                    }
+                }
+                for term in info
+                    .required_anti_affinity
+                    .iter()
+                    .filter(|t| t.matches(other))
+                {
+                    bump(&mut anti_affinity, labels, &term.topology_key);
+                }
+            }
+        }
+    }
+    if existing_anti_affinity.is_empty()
+        && info.required_affinity.is_empty()
+        && info.required_anti_affinity.is_empty()
+    {
+        return Ok(None);
+    }
+    Ok(Some(InterPodAffinityState {
+        existing_anti_affinity,
+        affinity,
+        anti_affinity,
+        required_affinity: info.required_affinity.clone(),
+        required_anti_affinity: info.required_anti_affinity.clone(),
+        matches_own_affinity: matches_all(&info.required_affinity, pod),
+    }))
+}
+
+fn count(counts: &TopologyCounts, key: &str, value: &str) -> i64 {
+    counts
+        .get(&(key.to_string(), value.to_string()))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The node has every affinity topology key and a peer in each; the first pod of a group (no
+/// peer anywhere, and it matches its own terms) may go anywhere with the keys.
+fn satisfies_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> bool {
+    let mut pods_exist = true;
+    for term in &s.required_affinity {
+        let Some(v) = labels.get(&term.topology_key) else {
+            return false;
+        };
+        if count(&s.affinity, &term.topology_key, v) <= 0 {
+            pods_exist = false;
+        }
+    }
+    pods_exist || (s.affinity.is_empty() && s.matches_own_affinity)
+}
+
+fn satisfies_anti_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> bool {
+    s.anti_affinity.is_empty()
+        || s.required_anti_affinity.iter().all(|t| {
+            labels
+                .get(&t.topology_key)
+                .is_none_or(|v| count(&s.anti_affinity, &t.topology_key, v) <= 0)
+        })
+}
+
+fn satisfies_existing_anti_affinity(
+    s: &InterPodAffinityState,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    s.existing_anti_affinity.is_empty()
+        || labels
+            .iter()
+            .all(|(k, v)| count(&s.existing_anti_affinity, k, v) <= 0)
+}
+
+/// Filter: affinity (U&U), then the pod's anti-affinity, then existing pods' anti-affinity
+/// (both Unschedulable).
+pub fn filter(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> Result<(), Status> {
+    let fail = |code, reason: &str| {
+        Err(Status {
+            code,
+            reason: reason.to_string(),
+        })
+    };
+    if !satisfies_affinity(s, labels) {
+        return fail(StatusCode::UnschedulableAndUnresolvable, AFFINITY_REASON);
+    }
+    if !satisfies_anti_affinity(s, labels) {
+        return fail(StatusCode::Unschedulable, ANTI_AFFINITY_REASON);
+    }
+    if !satisfies_existing_anti_affinity(s, labels) {
+        return fail(StatusCode::Unschedulable, EXISTING_ANTI_AFFINITY_REASON);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::k8s::ClusterView;
+    use crate::plugins::testing::{JOB, conf, node, pod, running_pod, session, task};
+
+    fn pre(objects: &[String], p: &str) -> Result<Option<InterPodAffinityState>, Status> {
+        let ssn = session(
+            &conf("nodeorder", ""),
+            &[JOB.to_string(), objects.concat()].concat(),
+        );
+        let view = ClusterView::open(&ssn.state, true);
+        pre_filter(
+            &Cluster::new(&ssn.state, &view),
+            task(&ssn, &format!("ns/{p}")),
+        )
+    }
+
+    fn zone(z: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("zone".to_string(), z.to_string())])
+    }
+
+    const ANTI: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: x}}, topologyKey: zone}]}}";
+
+    #[test]
+    fn nothing_to_check_is_a_skip() {
+        let objects = [
+            node("n1", "zone: a", "pods: '10'"),
+            running_pod("x", "n1", "app: x", ""),
+            pod("p", "", ""),
+        ];
+        assert_eq!(pre(&objects, "p"), Ok(None));
+    }
+
+    #[test]
+    fn anti_affinity_blocks_only_the_peers_domain() {
+        let objects = [
+            node("n1", "zone: a", "pods: '10'"),
+            node("n2", "zone: b", "pods: '10'"),
+            running_pod("x", "n1", "app: x", ""),
+            pod("p", "", ANTI),
+        ];
+        let s = pre(&objects, "p").unwrap().unwrap();
+        assert_eq!(
+            filter(&s, &zone("a")).unwrap_err().reason,
+            ANTI_AFFINITY_REASON
+        );
+        assert!(filter(&s, &zone("b")).is_ok());
+        assert!(
+            filter(&s, &BTreeMap::new()).is_ok(),
+            "a node without the key has no peer"
+        );
+    }
+
+    #[test]
+    fn an_unparsable_term_is_unresolvable() {
+        let bad = "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {'bad key': v}}, topologyKey: zone}]}}";
+        let err = pre(
+            &[node("n1", "zone: a", "pods: '10'"), pod("p", "", bad)],
+            "p",
+        )
+        .unwrap_err();
+        assert_eq!(err.code, StatusCode::UnschedulableAndUnresolvable);
+        assert!(
+            err.reason
+                .starts_with("parsing pod: requiredAffinityTerms: "),
+            "{}",
+            err.reason
+        );
+    }
+}

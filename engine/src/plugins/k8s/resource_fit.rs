@@ -1,0 +1,80 @@
+//! NodeResourcesFit scoring, as Volcano configures it: LeastAllocated (cpu 50, memory 50) and
+//! MostAllocated (cpu 1, memory 1). Both sides use the non-zero requests (100m cpu and 200Mi
+//! memory for a container that names none). No PreScore skip and no normalisation.
+
+use super::cluster::Cluster;
+use super::normalize::MAX_NODE_SCORE;
+use super::requests::allocatable;
+use crate::model::{NodeId, TaskId};
+
+/// The scoring strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+}
+
+impl Strategy {
+    /// Volcano's resource weights for the strategy (cpu, memory).
+    fn weights(self) -> [(&'static str, i64); 2] {
+        match self {
+            Strategy::LeastAllocated => [("cpu", 50), ("memory", 50)],
+            Strategy::MostAllocated => [("cpu", 1), ("memory", 1)],
+        }
+    }
+
+    /// One resource's score, `requested` including the pod.
+    fn resource_score(self, requested: i64, capacity: i64) -> i64 {
+        match self {
+            Strategy::LeastAllocated if requested > capacity => 0,
+            Strategy::LeastAllocated => (capacity - requested) * MAX_NODE_SCORE / capacity,
+            Strategy::MostAllocated => requested.min(capacity) * MAX_NODE_SCORE / capacity,
+        }
+    }
+}
+
+/// The weighted mean over cpu and memory of each node's score; resources the node lacks are
+/// left out.
+pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId], strategy: Strategy) -> Vec<i64> {
+    let pod = &c.info(task).resource;
+    nodes
+        .iter()
+        .map(|&n| {
+            let node = c.requested(n);
+            let alloc = &c.ssn.snap.nodes.allocatable[n.idx()];
+            let (mut sum, mut weights) = (0, 0);
+            for (name, weight) in strategy.weights() {
+                let capacity = allocatable(alloc, name).unwrap_or(0);
+                if capacity == 0 {
+                    continue;
+                }
+                let requested = match name {
+                    "cpu" => node.non0_cpu + pod.non0_cpu,
+                    _ => node.non0_mem + pod.non0_mem,
+                };
+                sum += strategy.resource_score(requested, capacity) * weight;
+                weights += weight;
+            }
+            if weights == 0 { 0 } else { sum / weights }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn least_allocated_prefers_free_capacity_and_zeroes_overcommit() {
+        let s = Strategy::LeastAllocated;
+        assert_eq!(s.resource_score(1000, 4000), 75);
+        assert_eq!(s.resource_score(5000, 4000), 0);
+    }
+
+    #[test]
+    fn most_allocated_truncates_and_caps_at_capacity() {
+        let s = Strategy::MostAllocated;
+        assert_eq!(s.resource_score(1_000_000_000, 4_294_967_296), 23);
+        assert_eq!(s.resource_score(5000, 4000), 100);
+    }
+}

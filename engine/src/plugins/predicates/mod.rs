@@ -1,0 +1,744 @@
+//! The `predicates` plugin: kube-scheduler's filters in Volcano's order, with its status
+//! handling (spec §6.5).
+//!
+//! PrePredicate runs the PreFilters (NodeAffinity, NodePorts, InterPodAffinity,
+//! PodTopologySpread) and keeps their results in the task's `CycleState` for the session.
+//! Predicate then checks the pod count (recorded, evaluation continues), the stable filters
+//! (NodeUnschedulable, NodeAffinity, TaintToleration; optionally memoised per pod template) and
+//! the rest (NodePorts, InterPodAffinity, PodTopologySpread); a status coded U&U, Error, Wait or
+//! Skip stops the evaluation. The plugin keeps its kube node map in step through the allocate
+//! and deallocate events.
+
+mod arguments;
+mod cycle_state;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use self::arguments::PredicateArgs;
+use self::cycle_state::{CycleState, PreFiltered};
+use super::k8s::{Cluster, ClusterView};
+use super::k8s::{inter_pod_affinity, node_affinity, node_ports, node_unschedulable};
+use super::k8s::{spread_filter, taint_toleration};
+use crate::config::{ArgumentError, Arguments};
+use crate::framework::{FitError, Plugin, SessionState, Status, StatusCode};
+use crate::model::{NodeId, TaskId};
+
+/// Volcano's reason when the node already runs its `pods` allocatable.
+pub const POD_NUMBER_EXCEEDED: &str = "node(s) pod number exceeded";
+/// Volcano's reason for a memoised stable-filter failure.
+pub const CACHED_FAILURE: &str = "plugin equivalence cache predicates failed";
+/// The pod annotation the stable-filter cache is keyed by.
+pub const TEMPLATE_UID_KEY: &str = "volcano.sh/template-uid";
+
+/// The plugin.
+#[derive(Debug)]
+pub struct Predicates {
+    args: PredicateArgs,
+    view: ClusterView,
+    /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it.
+    states: Mutex<HashMap<TaskId, Arc<CycleState>>>,
+    /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
+    cache: Mutex<HashMap<(NodeId, String), bool>>,
+}
+
+/// Builds the plugin from its arguments.
+pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
+    Ok(Box::new(Predicates {
+        args: PredicateArgs::parse(args)?,
+        view: ClusterView::default(),
+        states: Mutex::new(HashMap::new()),
+        cache: Mutex::new(HashMap::new()),
+    }))
+}
+
+/// Locks a map; a poisoned lock is still usable (the maps hold no invariant across entries).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `ShouldAbort`.
+fn aborts(code: StatusCode) -> bool {
+    matches!(
+        code,
+        StatusCode::UnschedulableAndUnresolvable
+            | StatusCode::Error
+            | StatusCode::Wait
+            | StatusCode::Skip
+    )
+}
+
+/// Records a failed filter; true when it stops the evaluation.
+fn record(statuses: &mut Vec<Status>, result: Result<(), Status>) -> bool {
+    match result {
+        Ok(()) => false,
+        Err(s) => {
+            let stop = aborts(s.code);
+            statuses.push(s);
+            stop
+        }
+    }
+}
+
+/// A PreFilter outcome: Skip joins the skip set, a failure fails the PrePredicate.
+fn pre_filtered<T>(
+    state: &mut CycleState,
+    which: PreFiltered,
+    r: Result<Option<T>, Status>,
+) -> Result<Option<T>, FitError> {
+    match r {
+        Ok(None) => {
+            state.skip.insert(which);
+            Ok(None)
+        }
+        Ok(some) => Ok(some),
+        Err(s) => Err(FitError::new(
+            StatusCode::Error,
+            format!("plugin {} pre-predicates failed {}", which.name(), s.reason),
+        )),
+    }
+}
+
+fn missing(which: PreFiltered) -> Status {
+    Status {
+        code: StatusCode::Error,
+        reason: which.missing_state(),
+    }
+}
+
+impl Predicates {
+    fn state_of(&self, task: TaskId) -> Arc<CycleState> {
+        lock(&self.states).get(&task).cloned().unwrap_or_default()
+    }
+
+    fn run_pre_filters(
+        &self,
+        c: &Cluster,
+        task: TaskId,
+        state: &mut CycleState,
+    ) -> Result<(), FitError> {
+        let pod = c.pod(task);
+        use PreFiltered::*;
+        if self.args.node_affinity
+            && let Some(s) = pre_filtered(state, NodeAffinity, node_affinity::pre_filter(pod))?
+        {
+            state.node_affinity = Some(s);
+        }
+        if self.args.node_ports
+            && let Some(p) = pre_filtered(state, NodePorts, Ok(node_ports::pre_filter(pod)))?
+        {
+            state.node_ports = Some(p);
+        }
+        if self.args.pod_affinity
+            && let Some(s) = pre_filtered(
+                state,
+                InterPodAffinity,
+                inter_pod_affinity::pre_filter(c, task),
+            )?
+        {
+            state.inter_pod_affinity = Some(s);
+        }
+        if self.args.pod_topology_spread
+            && let Some(s) =
+                pre_filtered(state, PodTopologySpread, spread_filter::pre_filter(c, task))?
+        {
+            state.topology_spread = Some(s);
+        }
+        Ok(())
+    }
+
+    /// NodeUnschedulable, NodeAffinity, TaintToleration: their statuses and whether none aborted.
+    fn stable_filters(
+        &self,
+        c: &Cluster,
+        task: TaskId,
+        node: NodeId,
+        state: &CycleState,
+    ) -> (Vec<Status>, bool) {
+        let pod = c.pod(task);
+        let nodes = &c.ssn.snap.nodes;
+        let mut statuses = Vec::new();
+        if record(
+            &mut statuses,
+            node_unschedulable::filter(pod, nodes.unschedulable[node.idx()]),
+        ) {
+            return (statuses, false);
+        }
+        if self.args.node_affinity && !state.skip.contains(&PreFiltered::NodeAffinity) {
+            // Without a PreFilter state kube computes the requirement on the spot.
+            let fallback;
+            let required = match &state.node_affinity {
+                Some(r) => r,
+                None => {
+                    fallback = node_affinity::RequiredNodeAffinity::of(pod);
+                    &fallback
+                }
+            };
+            if record(
+                &mut statuses,
+                node_affinity::filter(required, c.name(node), c.labels(node)),
+            ) {
+                return (statuses, false);
+            }
+        }
+        if self.args.taint_toleration
+            && record(
+                &mut statuses,
+                taint_toleration::filter(pod, &nodes.taints[node.idx()]),
+            )
+        {
+            return (statuses, false);
+        }
+        (statuses, true)
+    }
+
+    /// The stable filters through the per-template cache when it is on and the pod has a
+    /// template UID.
+    fn cached_stable_filters(
+        &self,
+        c: &Cluster,
+        task: TaskId,
+        node: NodeId,
+        state: &CycleState,
+    ) -> (Vec<Status>, bool) {
+        if !self.args.cache {
+            return self.stable_filters(c, task, node, state);
+        }
+        let template = c
+            .pod(task)
+            .metadata
+            .annotations
+            .get(TEMPLATE_UID_KEY)
+            .filter(|u| !u.is_empty());
+        let key = template.map(|u| (node, u.clone()));
+        match key.as_ref().and_then(|k| lock(&self.cache).get(k).copied()) {
+            Some(true) => (Vec::new(), true),
+            Some(false) => (
+                vec![Status {
+                    code: StatusCode::Error,
+                    reason: CACHED_FAILURE.into(),
+                }],
+                false,
+            ),
+            None => {
+                let (statuses, fit) = self.stable_filters(c, task, node, state);
+                if let Some(k) = key {
+                    lock(&self.cache).insert(k, fit);
+                }
+                (statuses, fit)
+            }
+        }
+    }
+
+    /// NodePorts, InterPodAffinity, PodTopologySpread, until one aborts.
+    fn other_filters(
+        &self,
+        c: &Cluster,
+        task: TaskId,
+        node: NodeId,
+        state: &CycleState,
+        statuses: &mut Vec<Status>,
+    ) {
+        let skip = |f| state.skip.contains(&f);
+        if self.args.node_ports && !skip(PreFiltered::NodePorts) {
+            let r = match &state.node_ports {
+                None => Err(missing(PreFiltered::NodePorts)),
+                Some(wanted) => node_ports::filter(
+                    wanted,
+                    &node_ports::used_ports(c.pods_on(node).iter().map(|&t| c.pod(t))),
+                ),
+            };
+            if record(statuses, r) {
+                return;
+            }
+        }
+        if self.args.pod_affinity && !skip(PreFiltered::InterPodAffinity) {
+            let r = match &state.inter_pod_affinity {
+                None => Err(missing(PreFiltered::InterPodAffinity)),
+                Some(s) => inter_pod_affinity::filter(s, c.labels(node)),
+            };
+            if record(statuses, r) {
+                return;
+            }
+        }
+        if self.args.pod_topology_spread && !skip(PreFiltered::PodTopologySpread) {
+            let r = match &state.topology_spread {
+                None => Err(missing(PreFiltered::PodTopologySpread)),
+                Some(s) => spread_filter::filter(s, &c.pod(task).metadata.labels, c.labels(node)),
+            };
+            record(statuses, r);
+        }
+    }
+}
+
+impl Plugin for Predicates {
+    fn name(&self) -> &str {
+        "predicates"
+    }
+
+    fn on_session_open(&mut self, ssn: &SessionState) {
+        self.view = ClusterView::open(ssn, true);
+    }
+
+    fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
+        let c = Cluster::new(ssn, &self.view);
+        let mut state = self.state_of(task).as_ref().clone();
+        let result = self.run_pre_filters(&c, task, &mut state);
+        lock(&self.states).insert(task, Arc::new(state));
+        result
+    }
+
+    fn predicate(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Result<(), FitError> {
+        let c = Cluster::new(ssn, &self.view);
+        let state = self.state_of(task);
+        let mut statuses = Vec::new();
+        if ssn.snap.nodes.max_task_num(node) <= c.pods_on(node).len() as f64 {
+            statuses.push(Status {
+                code: StatusCode::Unschedulable,
+                reason: POD_NUMBER_EXCEEDED.into(),
+            });
+        }
+        let (stable, fit) = self.cached_stable_filters(&c, task, node, &state);
+        statuses.extend(stable);
+        if fit {
+            self.other_filters(&c, task, node, &state, &mut statuses);
+        }
+        if statuses.is_empty() {
+            Ok(())
+        } else {
+            Err(FitError { statuses })
+        }
+    }
+
+    fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
+        self.view.on_allocate(ssn, task);
+        Ok(())
+    }
+
+    fn on_deallocate(&mut self, _ssn: &SessionState, task: TaskId) {
+        self.view.on_deallocate(task);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::{FitErrors, Session, Statement};
+    use crate::plugins::testing::{JOB, conf, node, node_id, pod, running_pod, session, task};
+
+    const ANTI_WORKER: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {role: worker}}, topologyKey: kubernetes.io/hostname}]}}";
+
+    fn open(args: &str, objects: &[String]) -> Session {
+        session(
+            &conf("predicates", args),
+            &[JOB.to_string(), objects.concat()].concat(),
+        )
+    }
+
+    /// PrePredicate then Predicate of `ns/<pod>` on `node`, as `(code, reason)` pairs.
+    fn check(ssn: &Session, pod: &str, node: &str) -> Vec<(StatusCode, String)> {
+        let t = task(ssn, &format!("ns/{pod}"));
+        ssn.pre_predicate(t).expect("pre-predicate");
+        match ssn.predicate(t, node_id(ssn, node)) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.statuses.into_iter().map(|s| (s.code, s.reason)).collect(),
+        }
+    }
+
+    fn one(code: StatusCode, reason: &str) -> Vec<(StatusCode, String)> {
+        vec![(code, reason.to_string())]
+    }
+
+    const CPU: &str = "cpu: '4', memory: 4Gi, pods: '10'";
+
+    #[test]
+    fn a_full_node_is_recorded_and_evaluation_continues() {
+        let ssn = open(
+            "",
+            &[
+                "- {kind: Node, metadata: {name: n1}, spec: {taints: [{key: k, value: v, effect: NoSchedule}]}, status: {allocatable: {cpu: '4', pods: '1'}}}\n".to_string(),
+                running_pod("old", "n1", "", "tolerations: [{operator: Exists}]"),
+                pod("p", "", ""),
+            ],
+        );
+        let got = check(&ssn, "p", "n1");
+        assert_eq!(
+            got,
+            vec![
+                (
+                    StatusCode::Unschedulable,
+                    "node(s) pod number exceeded".to_string()
+                ),
+                (
+                    StatusCode::UnschedulableAndUnresolvable,
+                    "node(s) had untolerated taint(s)".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_node_without_a_pods_allocatable_takes_no_pod() {
+        let ssn = open("", &[node("n1", "", "cpu: '4'"), pod("p", "", "")]);
+        assert_eq!(
+            check(&ssn, "p", "n1"),
+            one(StatusCode::Unschedulable, "node(s) pod number exceeded")
+        );
+    }
+
+    #[test]
+    fn a_cordoned_node_is_unresolvable_and_stops_evaluation() {
+        let ssn = open(
+            "",
+            &[
+                "- {kind: Node, metadata: {name: n1}, spec: {unschedulable: true, taints: [{key: k, effect: NoSchedule}]}, status: {allocatable: {pods: '10'}}}\n".to_string(),
+                pod("p", "", ""),
+            ],
+        );
+        assert_eq!(
+            check(&ssn, "p", "n1"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) were unschedulable"
+            )
+        );
+    }
+
+    #[test]
+    fn a_node_selector_mismatch_is_unresolvable() {
+        let ssn = open(
+            "",
+            &[
+                node("n1", "zone: a", CPU),
+                node("n2", "zone: b", CPU),
+                pod("p", "", "nodeSelector: {zone: a}"),
+            ],
+        );
+        assert!(check(&ssn, "p", "n1").is_empty());
+        assert_eq!(
+            check(&ssn, "p", "n2"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) didn't match Pod's node affinity/selector"
+            )
+        );
+    }
+
+    #[test]
+    fn an_untolerated_taint_is_unresolvable_unless_the_filter_is_disabled() {
+        let objects = [
+            "- {kind: Node, metadata: {name: n1}, spec: {taints: [{key: k, value: v, effect: NoExecute}]}, status: {allocatable: {pods: '10'}}}\n".to_string(),
+            pod("p", "", ""),
+        ];
+        assert_eq!(
+            check(&open("", &objects), "p", "n1"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) had untolerated taint(s)"
+            )
+        );
+        assert!(
+            check(
+                &open("predicate.TaintTolerationEnable: false", &objects),
+                "p",
+                "n1"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_taken_host_port_is_unschedulable_and_does_not_stop_evaluation() {
+        let port = "containers: [{ports: [{containerPort: 80, hostPort: 8080}]}]";
+        let ssn = open(
+            "",
+            &[
+                node("n1", "kubernetes.io/hostname: n1", CPU),
+                running_pod("web", "n1", "role: worker", port),
+                pod("p", "role: worker", &format!("{port}, {ANTI_WORKER}")),
+            ],
+        );
+        assert_eq!(
+            check(&ssn, "p", "n1"),
+            vec![
+                (
+                    StatusCode::Unschedulable,
+                    "node(s) didn't have free ports for the requested pod ports".to_string()
+                ),
+                (
+                    StatusCode::Unschedulable,
+                    "node(s) didn't match pod anti-affinity rules".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn required_affinity_without_a_peer_is_unresolvable_except_for_the_first_of_a_group() {
+        let affinity = "affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: db}}, topologyKey: zone}]}}";
+        let ssn = open(
+            "",
+            &[
+                node("n1", "zone: a", CPU),
+                node("n2", "zone: b", CPU),
+                running_pod("db", "n1", "app: db", ""),
+                pod("web", "app: web", affinity),
+                pod("db2", "app: db", affinity),
+            ],
+        );
+        assert!(check(&ssn, "web", "n1").is_empty());
+        assert_eq!(
+            check(&ssn, "web", "n2"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) didn't match pod affinity rules"
+            )
+        );
+        let alone = open(
+            "",
+            &[
+                node("n1", "zone: a", CPU),
+                node("n2", "", CPU),
+                pod("db2", "app: db", affinity),
+            ],
+        );
+        assert!(
+            check(&alone, "db2", "n1").is_empty(),
+            "no peer anywhere and the pod matches its own terms"
+        );
+        assert_eq!(
+            check(&alone, "db2", "n2").len(),
+            1,
+            "but the node still needs the topology key"
+        );
+    }
+
+    #[test]
+    fn existing_pods_anti_affinity_rejects_the_pod() {
+        let ssn = open(
+            "",
+            &[
+                node("n1", "kubernetes.io/hostname: n1", CPU),
+                node("n2", "kubernetes.io/hostname: n2", CPU),
+                running_pod("w1", "n1", "role: worker", ANTI_WORKER),
+                pod("p", "role: worker", ""),
+            ],
+        );
+        assert_eq!(
+            check(&ssn, "p", "n1"),
+            one(
+                StatusCode::Unschedulable,
+                "node(s) didn't satisfy existing pods anti-affinity rules"
+            )
+        );
+        assert!(check(&ssn, "p", "n2").is_empty());
+    }
+
+    #[test]
+    fn topology_spread_rejects_skew_and_nodes_without_the_key() {
+        let spread = "topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]";
+        let ssn = open(
+            "",
+            &[
+                node("n1", "zone: a", CPU),
+                node("n2", "zone: b", CPU),
+                node("n3", "", CPU),
+                running_pod("x1", "n1", "app: x", ""),
+                running_pod("x2", "n1", "app: x", ""),
+                pod("p", "app: x", spread),
+            ],
+        );
+        assert_eq!(
+            check(&ssn, "p", "n1"),
+            one(
+                StatusCode::Unschedulable,
+                "node(s) didn't match pod topology spread constraints"
+            )
+        );
+        assert!(check(&ssn, "p", "n2").is_empty());
+        assert_eq!(
+            check(&ssn, "p", "n3"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) didn't match pod topology spread constraints (missing required label)"
+            )
+        );
+    }
+
+    #[test]
+    fn conflicting_node_name_pins_fail_the_pre_predicate() {
+        let pins = "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [a]}, {key: metadata.name, operator: In, values: [b]}]}]}}}";
+        let ssn = open("", &[node("n1", "", CPU), pod("p", "", pins)]);
+        let err = ssn.pre_predicate(task(&ssn, "ns/p")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin NodeAffinity pre-predicates failed pod affinity terms conflict"
+        );
+        assert!(err.has_any(&[StatusCode::Error]));
+    }
+
+    #[test]
+    fn filters_without_a_pre_predicate_report_missing_state() {
+        let ssn = open(
+            "",
+            &[
+                node("n1", "", CPU),
+                pod("p", "", "containers: [{ports: [{hostPort: 80}]}]"),
+            ],
+        );
+        let err = ssn
+            .predicate(task(&ssn, "ns/p"), node_id(&ssn, "n1"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "reading \"PreFilterNodePorts\" from cycleState: not found"
+        );
+        assert!(err.has_any(&[StatusCode::Error]));
+    }
+
+    #[test]
+    fn the_stable_filter_cache_answers_for_the_same_pod_template() {
+        let template =
+            "annotations: {scheduling.k8s.io/group-name: pg, volcano.sh/template-uid: t1}";
+        let objects = [
+            "- {kind: Node, metadata: {name: n1}, spec: {taints: [{key: k, effect: NoSchedule}]}, status: {allocatable: {pods: '10'}}}\n".to_string(),
+            pod("a", "", "").replace("annotations: {scheduling.k8s.io/group-name: pg}", template),
+            pod("b", "", "").replace("annotations: {scheduling.k8s.io/group-name: pg}", template),
+        ];
+        let ssn = open("predicate.CacheEnable: true", &objects);
+        assert_eq!(
+            check(&ssn, "a", "n1"),
+            one(
+                StatusCode::UnschedulableAndUnresolvable,
+                "node(s) had untolerated taint(s)"
+            )
+        );
+        assert_eq!(
+            check(&ssn, "b", "n1"),
+            one(
+                StatusCode::Error,
+                "plugin equivalence cache predicates failed"
+            )
+        );
+    }
+
+    /// Conformance predicates/event-handler-pod-deallocate, at the plugin level.
+    #[test]
+    fn a_discarded_allocation_leaves_the_node_map() {
+        let worker = |name: &str, cpu: &str, extra: &str| {
+            pod(
+                name,
+                "role: worker",
+                &format!(
+                    "{extra}containers: [{{resources: {{requests: {{cpu: '{cpu}'}}}}}}], {ANTI_WORKER}"
+                ),
+            )
+        };
+        let mut ssn = open(
+            "",
+            &[
+                node(
+                    "node1",
+                    "selector: worker, kubernetes.io/hostname: node1",
+                    "cpu: '14', memory: 14Gi, pods: '10'",
+                ),
+                node(
+                    "node2",
+                    "kubernetes.io/hostname: node2",
+                    "cpu: '3', memory: 3Gi, pods: '10'",
+                ),
+                worker("worker-1", "3", "nodeSelector: {selector: worker}, "),
+                worker("worker-2", "5", ""),
+                worker("worker-3", "4", ""),
+            ],
+        );
+        assert_eq!(
+            check(&ssn, "worker-1", "node2").len(),
+            1,
+            "node2 lacks the selector label"
+        );
+        assert!(check(&ssn, "worker-1", "node1").is_empty());
+        let mut stmt = Statement::new();
+        let (w1, node1) = (task(&ssn, "ns/worker-1"), node_id(&ssn, "node1"));
+        stmt.allocate(&mut ssn, w1, node1).unwrap();
+        assert_eq!(
+            check(&ssn, "worker-2", "node1"),
+            one(
+                StatusCode::Unschedulable,
+                "node(s) didn't match pod anti-affinity rules"
+            )
+        );
+        stmt.discard(&mut ssn);
+        assert!(check(&ssn, "worker-3", "node1").is_empty());
+    }
+
+    #[test]
+    fn an_evicted_pod_frees_its_host_port() {
+        let port = "containers: [{ports: [{hostPort: 8080}]}]";
+        let mut ssn = open(
+            "",
+            &[
+                node("n1", "", CPU),
+                running_pod("old", "n1", "", port),
+                pod("p", "", port),
+            ],
+        );
+        assert_eq!(check(&ssn, "p", "n1").len(), 1);
+        let mut stmt = Statement::new();
+        let old = task(&ssn, "ns/old");
+        stmt.evict(&mut ssn, old, "preempt").unwrap();
+        assert!(check(&ssn, "p", "n1").is_empty());
+    }
+
+    /// Conformance predicates/pod-anti-affinity-pod-anti-affinity, the allocate half.
+    #[test]
+    fn a_full_node_with_an_anti_affine_peer_reports_both_reasons() {
+        let ssn = open(
+            "",
+            &[
+                node(
+                    "n1",
+                    "kubernetes.io/hostname: node1",
+                    "cpu: '12', memory: 12G, pods: '2'",
+                ),
+                running_pod(
+                    "worker-1",
+                    "n1",
+                    "role: worker",
+                    &format!(
+                        "containers: [{{resources: {{requests: {{cpu: '3'}}}}}}], {ANTI_WORKER}"
+                    ),
+                ),
+                running_pod(
+                    "worker-2",
+                    "n1",
+                    "",
+                    "containers: [{resources: {requests: {cpu: '3'}}}]",
+                ),
+                pod(
+                    "worker-3",
+                    "role: worker",
+                    &format!(
+                        "containers: [{{resources: {{requests: {{cpu: '3'}}}}}}], {ANTI_WORKER}"
+                    ),
+                ),
+            ],
+        );
+        let t = task(&ssn, "ns/worker-3");
+        ssn.pre_predicate(t).unwrap();
+        let n1 = node_id(&ssn, "n1");
+        let err = ssn.predicate(t, n1).unwrap_err();
+        assert!(
+            !err.has_any(&[StatusCode::UnschedulableAndUnresolvable]),
+            "preemption may still try the node"
+        );
+        let errors = FitErrors {
+            nodes: [(n1, err)].into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            errors.summary(1),
+            "0/1 nodes are unavailable: 1 node(s) didn't match pod anti-affinity rules, 1 node(s) pod number exceeded."
+        );
+    }
+}
