@@ -17,6 +17,7 @@ mod queue_limits;
 mod queue_usage;
 pub mod resource_affinity;
 mod share_order;
+pub mod sla;
 #[cfg(test)]
 pub(crate) mod testing;
 mod unschedulable_event;
@@ -43,6 +44,7 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("overcommit", overcommit::build);
     r.register("network-topology-aware", network_topology_aware::build);
     r.register("resource-affinity", resource_affinity::build);
+    r.register("sla", sla::build);
     r.register("binpack", binpack::build);
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
