@@ -1,1 +1,13 @@
+//! tephra's cluster state: fed by watch events, it builds each cycle's engine `Snapshot` and
+//! assumes the cycle's `Decisions` so the next cycle starts from what the API would hold.
 
+mod assume;
+mod event;
+mod kind;
+mod offline;
+mod state;
+mod store;
+
+pub use event::ClusterEvent;
+pub use kind::{ObjectKind, meta_of};
+pub use state::ClusterState;

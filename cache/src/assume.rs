@@ -1,0 +1,282 @@
+//! `assume`: write a cycle's decisions into the cluster state as the API server would hold them
+//! once Volcano's binder, evictor and status updater have run, so the next cycle sees them.
+
+use tephra_engine::api::{Pod, PodCondition, Time};
+use tephra_engine::framework::{Decisions, PodConditionUpdate};
+
+use crate::ClusterState;
+use crate::state::key;
+
+/// The UID the snapshot gives a pod (its `namespace/name` when the manifest has none).
+fn snapshot_uid(pod: &Pod) -> String {
+    if pod.metadata.uid.is_empty() {
+        pod.metadata.key()
+    } else {
+        pod.metadata.uid.clone()
+    }
+}
+
+/// Volcano's `PodScheduled=False` condition, replacing any earlier one.
+fn set_unschedulable_condition(pod: &mut Pod, update: &PodConditionUpdate) {
+    let condition = PodCondition {
+        type_: "PodScheduled".into(),
+        status: "False".into(),
+        reason: update.reason.clone(),
+        message: update.message.clone(),
+    };
+    match pod
+        .status
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == "PodScheduled")
+    {
+        Some(c) => *c = condition,
+        None => pod.status.conditions.push(condition),
+    }
+    if let Some(node) = &update.nominated_node {
+        pod.status.nominated_node_name = node.clone();
+    }
+}
+
+impl ClusterState {
+    /// Applies `decisions`: a bind sets the pod's `spec.nodeName` (so it counts on its node next
+    /// cycle), an eviction marks the pod deleting at `now` (so it is Releasing), changed PodGroup
+    /// statuses, queue `status.allocated` and unschedulable pod conditions are written. A decision
+    /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
+    pub fn assume(&mut self, decisions: &Decisions, now: Time) {
+        for b in &decisions.binds {
+            if let Some(pod) = self.live_pod_mut(&b.namespace, &b.name, &b.uid) {
+                pod.spec.node_name = b.node.clone();
+            }
+        }
+        for e in &decisions.evictions {
+            if let Some(pod) = self.live_pod_mut(&e.namespace, &e.name, &e.uid) {
+                pod.metadata.deletion_timestamp.get_or_insert(now);
+            }
+        }
+        for c in &decisions.pod_conditions {
+            if let Some(pod) = self.pods.get_mut(&key(&c.namespace, &c.name)) {
+                set_unschedulable_condition(pod, c);
+            }
+        }
+        for pg in decisions.pod_groups.iter().filter(|pg| pg.changed) {
+            if let Some(object) = self.pod_groups.get_mut(&key(&pg.namespace, &pg.name)) {
+                object.status = pg.status.clone();
+            }
+        }
+        for q in &decisions.queues {
+            if let Some(object) = self.queues.get_mut(&key("", &q.name)) {
+                object.status.allocated = q.allocated.clone();
+            }
+        }
+    }
+
+    fn live_pod_mut(&mut self, namespace: &str, name: &str, uid: &str) -> Option<&mut Pod> {
+        let k = key(namespace, name);
+        let same = self.pods.get(&k).is_some_and(|p| snapshot_uid(p) == uid);
+        if same { self.pods.get_mut(&k) } else { None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tephra_engine::api::{ClusterObject, PodGroup, PodGroupStatus, Queue, ResourceList};
+    use tephra_engine::framework::{Bind, Eviction, PodGroupUpdate, QueueUpdate};
+    use tephra_engine::model::{Quantity, TaskStatus};
+
+    const NOW: Time = Time(1_000);
+
+    fn pod(name: &str, uid: &str) -> ClusterObject {
+        let mut p = Pod::default();
+        p.metadata.namespace = "ns".into();
+        p.metadata.name = name.into();
+        p.metadata.uid = uid.into();
+        p.status.phase = "Pending".into();
+        ClusterObject::Pod(Box::new(p))
+    }
+
+    fn bind(name: &str, uid: &str, node: &str) -> Bind {
+        Bind {
+            namespace: "ns".into(),
+            name: name.into(),
+            uid: uid.into(),
+            node: node.into(),
+        }
+    }
+
+    #[test]
+    fn bind_sets_node_name_so_the_pod_is_bound_next_cycle() {
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        s.assume(
+            &Decisions {
+                binds: vec![bind("p", "u1", "n1")],
+                ..Default::default()
+            },
+            NOW,
+        );
+        assert_eq!(s.pod("ns", "p").unwrap().spec.node_name, "n1");
+    }
+
+    #[test]
+    fn next_snapshot_sees_a_bound_pod_on_its_node_and_an_evicted_one_releasing() {
+        let mut node = tephra_engine::api::Node::default();
+        node.metadata.name = "n1".into();
+        let mut running = pod("victim", "u2");
+        if let ClusterObject::Pod(p) = &mut running {
+            p.status.phase = "Running".into();
+            p.spec.node_name = "n1".into();
+        }
+        let mut s = ClusterState::from_objects([
+            ClusterObject::Node(Box::new(node)),
+            pod("p", "u1"),
+            running,
+        ]);
+        let evict = Eviction {
+            namespace: "ns".into(),
+            name: "victim".into(),
+            uid: "u2".into(),
+            reason: "preempt".into(),
+        };
+        s.assume(
+            &Decisions {
+                binds: vec![bind("p", "u1", "n1")],
+                evictions: vec![evict],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let snap = s.snapshot("default");
+        let status =
+            |name: &str| snap.tasks.status[snap.tasks.name.iter().position(|n| n == name).unwrap()];
+        assert_eq!(status("p"), TaskStatus::Bound);
+        assert_eq!(status("victim"), TaskStatus::Releasing);
+        assert!(snap.tasks.node.iter().all(|n| *n == snap.nodes.id("n1")));
+    }
+
+    #[test]
+    fn bind_matches_the_key_uid_of_a_pod_without_uid() {
+        let mut s = ClusterState::from_objects([pod("p", "")]);
+        s.assume(
+            &Decisions {
+                binds: vec![bind("p", "ns/p", "n1")],
+                ..Default::default()
+            },
+            NOW,
+        );
+        assert_eq!(s.pod("ns", "p").unwrap().spec.node_name, "n1");
+    }
+
+    #[test]
+    fn decision_for_a_recreated_pod_is_dropped() {
+        let mut s = ClusterState::from_objects([pod("p", "new")]);
+        s.assume(
+            &Decisions {
+                binds: vec![bind("p", "old", "n1")],
+                ..Default::default()
+            },
+            NOW,
+        );
+        assert_eq!(s.pod("ns", "p").unwrap().spec.node_name, "");
+    }
+
+    #[test]
+    fn eviction_marks_the_pod_deleting_once() {
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        let evict = Eviction {
+            namespace: "ns".into(),
+            name: "p".into(),
+            uid: "u1".into(),
+            reason: "preempt".into(),
+        };
+        let d = Decisions {
+            evictions: vec![evict],
+            ..Default::default()
+        };
+        s.assume(&d, NOW);
+        s.assume(&d, Time(2_000));
+        assert_eq!(
+            s.pod("ns", "p").unwrap().metadata.deletion_timestamp,
+            Some(NOW)
+        );
+    }
+
+    #[test]
+    fn only_changed_pod_group_statuses_are_written() {
+        let mut a = PodGroup::default();
+        a.metadata.namespace = "ns".into();
+        a.metadata.name = "a".into();
+        let mut b = a.clone();
+        b.metadata.name = "b".into();
+        let mut s = ClusterState::from_objects([
+            ClusterObject::PodGroup(Box::new(a)),
+            ClusterObject::PodGroup(Box::new(b)),
+        ]);
+        let running = PodGroupStatus {
+            phase: "Running".into(),
+            ..Default::default()
+        };
+        let update = |name: &str, changed| PodGroupUpdate {
+            namespace: "ns".into(),
+            name: name.into(),
+            status: running.clone(),
+            changed,
+        };
+        s.assume(
+            &Decisions {
+                pod_groups: vec![update("a", true), update("b", false)],
+                ..Default::default()
+            },
+            NOW,
+        );
+        assert_eq!(s.pod_group("ns", "a").unwrap().status.phase, "Running");
+        assert_eq!(s.pod_group("ns", "b").unwrap().status.phase, "");
+    }
+
+    #[test]
+    fn queue_allocated_is_written() {
+        let mut q = Queue::default();
+        q.metadata.name = "q1".into();
+        let mut s = ClusterState::from_objects([ClusterObject::Queue(Box::new(q))]);
+        let allocated: ResourceList = [("cpu".to_string(), Quantity::parse("2").unwrap())].into();
+        let d = Decisions {
+            queues: vec![QueueUpdate {
+                name: "q1".into(),
+                allocated: allocated.clone(),
+            }],
+            ..Default::default()
+        };
+        s.assume(&d, NOW);
+        assert_eq!(s.queue("q1").unwrap().status.allocated, allocated);
+    }
+
+    #[test]
+    fn unschedulable_condition_replaces_the_previous_one_and_nominates() {
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        let cond = |message: &str, nominated: Option<&str>| PodConditionUpdate {
+            namespace: "ns".into(),
+            name: "p".into(),
+            reason: "Unschedulable".into(),
+            message: message.into(),
+            nominated_node: nominated.map(str::to_string),
+        };
+        s.assume(
+            &Decisions {
+                pod_conditions: vec![cond("first", None)],
+                ..Default::default()
+            },
+            NOW,
+        );
+        s.assume(
+            &Decisions {
+                pod_conditions: vec![cond("second", Some("n2"))],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let p = s.pod("ns", "p").unwrap();
+        assert_eq!(p.status.conditions.len(), 1);
+        assert_eq!(p.status.conditions[0].message, "second");
+        assert_eq!(p.status.nominated_node_name, "n2");
+    }
+}

@@ -1,0 +1,97 @@
+//! The kinds of object the cluster state holds, and the metadata every object carries.
+
+use std::fmt;
+
+use tephra_engine::api::{ClusterObject, ObjectMeta};
+
+/// The `kind` of a watched object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ObjectKind {
+    Pod,
+    Node,
+    PodGroup,
+    Queue,
+    PriorityClass,
+    HyperNode,
+}
+
+impl ObjectKind {
+    /// Every kind, in the order Volcano's cache is usually fed.
+    pub const ALL: [ObjectKind; 6] = [
+        ObjectKind::PriorityClass,
+        ObjectKind::Queue,
+        ObjectKind::Node,
+        ObjectKind::HyperNode,
+        ObjectKind::PodGroup,
+        ObjectKind::Pod,
+    ];
+
+    /// The kind of an object.
+    pub fn of(object: &ClusterObject) -> ObjectKind {
+        match object {
+            ClusterObject::Pod(_) => ObjectKind::Pod,
+            ClusterObject::Node(_) => ObjectKind::Node,
+            ClusterObject::PodGroup(_) => ObjectKind::PodGroup,
+            ClusterObject::Queue(_) => ObjectKind::Queue,
+            ClusterObject::PriorityClass(_) => ObjectKind::PriorityClass,
+            ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
+        }
+    }
+
+    /// The kind named by a manifest's `kind` field, if tephra watches it.
+    pub fn from_name(kind: &str) -> Option<ObjectKind> {
+        ObjectKind::ALL.into_iter().find(|k| k.name() == kind)
+    }
+
+    /// The manifest `kind` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectKind::Pod => "Pod",
+            ObjectKind::Node => "Node",
+            ObjectKind::PodGroup => "PodGroup",
+            ObjectKind::Queue => "Queue",
+            ObjectKind::PriorityClass => "PriorityClass",
+            ObjectKind::HyperNode => "HyperNode",
+        }
+    }
+}
+
+impl fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The `metadata` of any object.
+pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
+    match object {
+        ClusterObject::Pod(o) => &o.metadata,
+        ClusterObject::Node(o) => &o.metadata,
+        ClusterObject::PodGroup(o) => &o.metadata,
+        ClusterObject::Queue(o) => &o.metadata,
+        ClusterObject::PriorityClass(o) => &o.metadata,
+        ClusterObject::HyperNode(o) => &o.metadata,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_name() {
+        for k in ObjectKind::ALL {
+            assert_eq!(ObjectKind::from_name(k.name()), Some(k));
+        }
+    }
+
+    #[test]
+    fn unwatched_kinds_have_no_object_kind() {
+        assert_eq!(ObjectKind::from_name("Deployment"), None);
+        assert_eq!(
+            ObjectKind::from_name("pod"),
+            None,
+            "kinds are case-sensitive"
+        );
+    }
+}

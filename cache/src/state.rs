@@ -1,0 +1,198 @@
+//! `ClusterState`: the one owner of the cluster's mutable picture between cycles.
+
+use tephra_engine::api::{ClusterObject, HyperNode, Node, Pod, PodGroup, PriorityClass, Queue};
+use tephra_engine::snapshot::{Snapshot, SnapshotBuilder};
+
+use crate::store::Store;
+use crate::{ClusterEvent, ObjectKind};
+
+/// Every watched object, by kind, in the order first seen.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterState {
+    pub(crate) pods: Store<Pod>,
+    pub(crate) nodes: Store<Node>,
+    pub(crate) pod_groups: Store<PodGroup>,
+    pub(crate) queues: Store<Queue>,
+    pub(crate) priority_classes: Store<PriorityClass>,
+    pub(crate) hyper_nodes: Store<HyperNode>,
+}
+
+/// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
+pub(crate) fn key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+impl ClusterState {
+    /// An empty cluster.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A cluster holding `objects`, applied in order as upserts.
+    pub fn from_objects(objects: impl IntoIterator<Item = ClusterObject>) -> Self {
+        let mut state = Self::new();
+        for o in objects {
+            state.apply_event(ClusterEvent::Upsert(o));
+        }
+        state
+    }
+
+    /// Applies one watch event.
+    pub fn apply_event(&mut self, event: ClusterEvent) {
+        match event {
+            ClusterEvent::Upsert(object) => {
+                let k = key(
+                    &crate::meta_of(&object).namespace,
+                    &crate::meta_of(&object).name,
+                );
+                match object {
+                    ClusterObject::Pod(o) => self.pods.upsert(k, *o),
+                    ClusterObject::Node(o) => self.nodes.upsert(k, *o),
+                    ClusterObject::PodGroup(o) => self.pod_groups.upsert(k, *o),
+                    ClusterObject::Queue(o) => self.queues.upsert(k, *o),
+                    ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
+                    ClusterObject::HyperNode(o) => self.hyper_nodes.upsert(k, *o),
+                }
+            }
+            ClusterEvent::Delete {
+                kind,
+                namespace,
+                name,
+            } => {
+                let k = key(&namespace, &name);
+                match kind {
+                    ObjectKind::Pod => self.pods.remove(&k),
+                    ObjectKind::Node => self.nodes.remove(&k),
+                    ObjectKind::PodGroup => self.pod_groups.remove(&k),
+                    ObjectKind::Queue => self.queues.remove(&k),
+                    ObjectKind::PriorityClass => self.priority_classes.remove(&k),
+                    ObjectKind::HyperNode => self.hyper_nodes.remove(&k),
+                };
+            }
+        }
+    }
+
+    /// The cycle's snapshot; PodGroups without a queue go to `default_queue`.
+    pub fn snapshot(&self, default_queue: &str) -> Snapshot {
+        let mut b = SnapshotBuilder::new(default_queue);
+        for o in self.priority_classes.iter() {
+            b.priority_class(o.clone());
+        }
+        for o in self.queues.iter() {
+            b.queue(o.clone());
+        }
+        for o in self.nodes.iter() {
+            b.node(o.clone());
+        }
+        for o in self.hyper_nodes.iter() {
+            b.hyper_node(o.clone());
+        }
+        for o in self.pod_groups.iter() {
+            b.pod_group(o.clone());
+        }
+        for o in self.pods.iter() {
+            b.pod(o.clone());
+        }
+        b.build()
+    }
+
+    /// The pod `namespace/name`.
+    pub fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        self.pods.get(&key(namespace, name)).map(|p| p.as_ref())
+    }
+
+    /// Every pod, in the order first seen.
+    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+        self.pods.iter().map(|p| p.as_ref())
+    }
+
+    /// The PodGroup `namespace/name`.
+    pub fn pod_group(&self, namespace: &str, name: &str) -> Option<&PodGroup> {
+        self.pod_groups
+            .get(&key(namespace, name))
+            .map(|p| p.as_ref())
+    }
+
+    /// The queue `name`.
+    pub fn queue(&self, name: &str) -> Option<&Queue> {
+        self.queues.get(&key("", name)).map(|q| q.as_ref())
+    }
+
+    /// Every node, in the order first seen.
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().map(|n| n.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tephra_engine::api::ObjectMeta;
+
+    fn node(name: &str) -> ClusterObject {
+        let metadata = ObjectMeta {
+            name: name.into(),
+            ..Default::default()
+        };
+        ClusterObject::Node(Box::new(Node {
+            metadata,
+            ..Default::default()
+        }))
+    }
+
+    fn pod(ns: &str, name: &str, node: &str) -> ClusterObject {
+        let mut p = Pod::default();
+        p.metadata.namespace = ns.into();
+        p.metadata.name = name.into();
+        p.spec.node_name = node.into();
+        ClusterObject::Pod(Box::new(p))
+    }
+
+    #[test]
+    fn snapshot_keeps_node_first_seen_order_across_updates() {
+        let mut s = ClusterState::from_objects([node("b"), node("a"), node("c")]);
+        s.apply_event(ClusterEvent::Upsert(node("b")));
+        let snap = s.snapshot("default");
+        assert_eq!(snap.nodes.name, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn upsert_replaces_by_namespace_and_name() {
+        let mut s = ClusterState::from_objects([pod("ns", "p", ""), pod("other", "p", "")]);
+        s.apply_event(ClusterEvent::Upsert(pod("ns", "p", "n1")));
+        assert_eq!(s.pods().count(), 2);
+        assert_eq!(s.pod("ns", "p").unwrap().spec.node_name, "n1");
+        assert_eq!(s.pod("other", "p").unwrap().spec.node_name, "");
+    }
+
+    #[test]
+    fn delete_removes_only_the_named_object() {
+        let mut s = ClusterState::from_objects([node("a"), node("b"), pod("ns", "a", "")]);
+        s.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Node,
+            namespace: String::new(),
+            name: "a".into(),
+        });
+        assert_eq!(
+            s.nodes()
+                .map(|n| n.metadata.name.as_str())
+                .collect::<Vec<_>>(),
+            ["b"]
+        );
+        assert!(
+            s.pod("ns", "a").is_some(),
+            "a pod of the same name is another object"
+        );
+    }
+
+    #[test]
+    fn deleting_a_missing_object_is_harmless() {
+        let mut s = ClusterState::new();
+        s.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Queue,
+            namespace: String::new(),
+            name: "q".into(),
+        });
+        assert_eq!(s.snapshot("default").queues.len(), 0);
+    }
+}

@@ -1,0 +1,119 @@
+//! Objects of one kind in insertion order, so a snapshot sees them in the order the cluster
+//! first reported them (Volcano's `NodeList` order matters for tie-breaks).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Objects keyed by `namespace/name`; an update keeps the object's place, a delete frees it.
+#[derive(Debug, Clone)]
+pub(crate) struct Store<T> {
+    next: u64,
+    by_seq: BTreeMap<u64, Arc<T>>,
+    seq_of: HashMap<String, u64>,
+}
+
+impl<T> Default for Store<T> {
+    fn default() -> Self {
+        Store {
+            next: 0,
+            by_seq: BTreeMap::new(),
+            seq_of: HashMap::new(),
+        }
+    }
+}
+
+impl<T: Clone> Store<T> {
+    /// Inserts a new object at the end, or replaces an existing one in place.
+    pub fn upsert(&mut self, key: String, object: T) {
+        let seq = *self.seq_of.entry(key).or_insert_with(|| {
+            self.next += 1;
+            self.next
+        });
+        self.by_seq.insert(seq, Arc::new(object));
+    }
+
+    /// Removes the object; false when there was none.
+    pub fn remove(&mut self, key: &str) -> bool {
+        match self.seq_of.remove(key) {
+            Some(seq) => self.by_seq.remove(&seq).is_some(),
+            None => false,
+        }
+    }
+
+    /// The object under `key`.
+    pub fn get(&self, key: &str) -> Option<&Arc<T>> {
+        self.seq_of.get(key).and_then(|seq| self.by_seq.get(seq))
+    }
+
+    /// The object under `key`, for in-place change (copied first if a snapshot still shares it).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
+        let seq = self.seq_of.get(key)?;
+        self.by_seq.get_mut(seq).map(Arc::make_mut)
+    }
+
+    /// Every object, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<T>> {
+        self.by_seq.values()
+    }
+
+    /// Every object, in insertion order, for in-place change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.by_seq.values_mut().map(Arc::make_mut)
+    }
+
+    /// Keeps only the objects for which `keep` is true.
+    pub fn retain(&mut self, keep: impl Fn(&T) -> bool) {
+        self.by_seq.retain(|_, o| keep(o));
+        let by_seq = &self.by_seq;
+        self.seq_of.retain(|_, seq| by_seq.contains_key(seq));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &Store<&'static str>) -> Vec<&'static str> {
+        s.iter().map(|o| **o).collect()
+    }
+
+    #[test]
+    fn update_keeps_first_seen_position() {
+        let mut s = Store::default();
+        s.upsert("a".into(), "a1");
+        s.upsert("b".into(), "b1");
+        s.upsert("a".into(), "a2");
+        assert_eq!(names(&s), ["a2", "b1"]);
+    }
+
+    #[test]
+    fn re_added_object_goes_to_the_end() {
+        let mut s = Store::default();
+        s.upsert("a".into(), "a");
+        s.upsert("b".into(), "b");
+        assert!(s.remove("a"));
+        assert!(!s.remove("a"));
+        s.upsert("a".into(), "a");
+        assert_eq!(names(&s), ["b", "a"]);
+    }
+
+    #[test]
+    fn retain_drops_keys_too() {
+        let mut s = Store::default();
+        s.upsert("a".into(), "a");
+        s.upsert("b".into(), "b");
+        s.retain(|o| *o != "a");
+        assert!(s.get("a").is_none());
+        assert_eq!(names(&s), ["b"]);
+    }
+
+    #[test]
+    fn get_mut_does_not_change_a_shared_copy() {
+        let mut s = Store::default();
+        s.upsert("a".into(), String::from("old"));
+        let shared = s.get("a").cloned().unwrap();
+        *s.get_mut("a").unwrap() = "new".into();
+        assert_eq!(*shared, "old");
+        assert_eq!(**s.get("a").unwrap(), "new");
+    }
+}
