@@ -1,1 +1,13 @@
+//! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
+//! command line (`simulate`, `conformance`) out.
 
+pub mod cli;
+pub mod conformance;
+mod input_error;
+pub mod manifest;
+pub mod scenario;
+pub mod simulate;
+#[cfg(test)]
+mod test_dir;
+
+pub use input_error::InputError;

@@ -1,0 +1,170 @@
+//! The `tephra` command line. Parsing lives here and the work in `simulate` / `conformance`, so
+//! `main` stays one call.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use tephra_engine::framework::PluginRegistry;
+
+use crate::conformance::run_conformance;
+use crate::scenario::find_scenario_files;
+use crate::simulate::{SimulateOptions, simulate, write_json, write_text};
+
+/// tephra: a drop-in replacement for Volcano's batch scheduler.
+#[derive(Debug, Parser)]
+#[command(name = "tephra", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scheduling cycles offline over scenario files or manifests (merged).
+    Simulate(SimulateArgs),
+    /// Run conformance scenario files and report failures.
+    Conformance(ConformanceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Scenario files or Kubernetes manifests (YAML, JSON, `kind: List`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Scheduler configuration file; overrides a scenario's `schedulerConf`.
+    #[arg(long)]
+    pub conf: Option<PathBuf>,
+    /// Number of cycles.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub cycles: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// Scenario files, or directories searched for `*.yaml`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Skip deferred cases (allocate/nt-*, and cases whose actions include preempt, reclaim or
+    /// shuffle), counting them separately.
+    #[arg(long)]
+    pub skip_deferred: bool,
+}
+
+/// Runs a parsed command; returns the process exit status. Errors go to `err` as one line.
+pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let result = match cli.command {
+        Command::Simulate(a) => run_simulate(a, registry, out, err),
+        Command::Conformance(a) => run_conformance_command(a, registry, out),
+    };
+    match result {
+        Ok(status) => status,
+        Err(message) => {
+            // Nothing more can be reported if stderr itself fails.
+            let _ = writeln!(err, "tephra: {message}");
+            1
+        }
+    }
+}
+
+fn run_simulate(
+    a: SimulateArgs,
+    registry: &PluginRegistry,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, String> {
+    let options = SimulateOptions {
+        files: a.files,
+        conf: a.conf,
+        cycles: a.cycles,
+    };
+    let sim = simulate(&options, registry).map_err(|e| e.to_string())?;
+    for note in &sim.notes {
+        writeln!(err, "note: {note}").map_err(|e| e.to_string())?;
+    }
+    match a.output {
+        Output::Text => write_text(&sim.cycles, out),
+        Output::Json => write_json(&sim.cycles, out),
+    }
+    .map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(0)
+}
+
+fn run_conformance_command(
+    a: ConformanceArgs,
+    registry: &PluginRegistry,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
+    let files = find_scenario_files(&a.paths).map_err(|e| e.to_string())?;
+    let summary = run_conformance(&files, a.skip_deferred, registry, out)
+        .map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(u8::from(summary.failed > 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulate_defaults_to_one_text_cycle() {
+        let cli = Cli::try_parse_from(["tephra", "simulate", "a.yaml", "b.yaml"]).unwrap();
+        let Command::Simulate(a) = cli.command else {
+            panic!("not simulate")
+        };
+        assert_eq!(
+            (a.files.len(), a.cycles, a.output, a.conf),
+            (2, 1, Output::Text, None)
+        );
+    }
+
+    #[test]
+    fn simulate_flags_are_read() {
+        let cli = Cli::try_parse_from([
+            "tephra", "simulate", "a.yaml", "--conf", "c.yaml", "--cycles", "3", "--output", "json",
+        ])
+        .unwrap();
+        let Command::Simulate(a) = cli.command else {
+            panic!("not simulate")
+        };
+        assert_eq!(
+            (a.cycles, a.output, a.conf),
+            (3, Output::Json, Some(PathBuf::from("c.yaml")))
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_refused() {
+        assert!(
+            Cli::try_parse_from(["tephra", "simulate"]).is_err(),
+            "needs a file"
+        );
+        assert!(Cli::try_parse_from(["tephra", "simulate", "a", "--cycles", "0"]).is_err());
+        assert!(Cli::try_parse_from(["tephra", "simulate", "a", "--output", "xml"]).is_err());
+        assert!(
+            Cli::try_parse_from(["tephra", "conformance"]).is_err(),
+            "needs a path"
+        );
+    }
+
+    #[test]
+    fn input_errors_are_one_line_and_exit_1() {
+        let cli = Cli::try_parse_from(["tephra", "simulate", "/nonexistent/x.yaml"]).unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(run(cli, &PluginRegistry::new(), &mut out, &mut err), 1);
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.starts_with("tephra: /nonexistent/x.yaml: cannot read:"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1);
+    }
+}

@@ -1,0 +1,195 @@
+//! Kubernetes manifests: multi-document YAML, a JSON stream, or a `List` (`kind: List` with
+//! `items`, as `kubectl get -o yaml|json` writes it), read into cluster objects by `kind`.
+
+mod documents;
+mod field_path;
+mod objects;
+
+use std::path::Path;
+
+use serde_json::Value;
+use tephra_engine::api::ClusterObject;
+
+use crate::InputError;
+pub use documents::parse_documents;
+pub use field_path::failing_field;
+pub use objects::{Decoded, decode, describe};
+
+/// The objects of one or more manifests, and notes about what was left out.
+#[derive(Debug, Default)]
+pub struct Manifest {
+    pub objects: Vec<ClusterObject>,
+    /// One line per skipped document (`f.yaml: document 3: skipped Deployment ns/web`).
+    pub skipped: Vec<String>,
+}
+
+/// Reads a file's text; the error names the file.
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(path.display().to_string(), format!("cannot read: {e}")))
+}
+
+/// Loads the manifest file at `path`.
+pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
+    parse_manifest(&read_text(path)?, &path.display().to_string())
+}
+
+/// Parses manifest text; `origin` names it in errors and notes.
+pub fn parse_manifest(text: &str, origin: &str) -> Result<Manifest, InputError> {
+    decode_documents(parse_documents(text, origin)?, origin)
+}
+
+/// Decodes already-split documents, expanding lists.
+pub fn decode_documents(documents: Vec<Value>, origin: &str) -> Result<Manifest, InputError> {
+    let mut manifest = Manifest::default();
+    for (i, doc) in documents.into_iter().enumerate() {
+        let location = format!("document {i}");
+        match Shape::of(doc, origin, &location)? {
+            Shape::Single(doc) => {
+                manifest.add(decode(doc, None, origin, &location)?, origin, &location)
+            }
+            Shape::List { items, item_kind } => {
+                for (j, item) in items.into_iter().enumerate() {
+                    let location = format!("{location} items[{j}]");
+                    manifest.add(
+                        decode(item, item_kind.as_deref(), origin, &location)?,
+                        origin,
+                        &location,
+                    );
+                }
+            }
+        }
+    }
+    Ok(manifest)
+}
+
+/// A document is one object or a list of them.
+enum Shape {
+    Single(Value),
+    /// `kind: List`, or a typed list such as `PodList` whose items may omit their `kind`.
+    List {
+        items: Vec<Value>,
+        item_kind: Option<String>,
+    },
+}
+
+impl Shape {
+    fn of(doc: Value, origin: &str, location: &str) -> Result<Shape, InputError> {
+        let is_list =
+            |k: &&str| *k == "List" || (k.ends_with("List") && doc.get("items").is_some());
+        let Some(kind) = doc.get("kind").and_then(Value::as_str).filter(is_list) else {
+            return Ok(Shape::Single(doc));
+        };
+        let item_kind = kind
+            .strip_suffix("List")
+            .filter(|k| !k.is_empty())
+            .map(str::to_string);
+        let items = match doc.get("items") {
+            Some(Value::Array(items)) => items.clone(),
+            None | Some(Value::Null) => Vec::new(),
+            Some(_) => {
+                return Err(InputError::new(origin, "must be a sequence")
+                    .at(location)
+                    .object(kind)
+                    .field("items"));
+            }
+        };
+        Ok(Shape::List { items, item_kind })
+    }
+}
+
+impl Manifest {
+    fn add(&mut self, decoded: Decoded, origin: &str, location: &str) {
+        match decoded {
+            Decoded::Object(o) => self.objects.push(o),
+            Decoded::Skipped(what) => self
+                .skipped
+                .push(format!("{origin}: {location}: skipped {what}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tephra_cache::{ObjectKind, meta_of};
+
+    fn kinds_and_names(m: &Manifest) -> Vec<String> {
+        m.objects
+            .iter()
+            .map(|o| format!("{} {}", ObjectKind::of(o), meta_of(o).name))
+            .collect()
+    }
+
+    #[test]
+    fn multi_document_yaml_keeps_document_order_and_notes_skips() {
+        let text = "kind: Node\nmetadata: {name: n1}\n---\nkind: ConfigMap\nmetadata: {name: cm, namespace: ns}\n---\nkind: Pod\nmetadata: {name: p}\n";
+        let m = parse_manifest(text, "f.yaml").unwrap();
+        assert_eq!(kinds_and_names(&m), ["Node n1", "Pod p"]);
+        assert_eq!(m.skipped, ["f.yaml: document 1: skipped ConfigMap ns/cm"]);
+    }
+
+    #[test]
+    fn kubectl_yaml_list_is_expanded() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n- kind: Pod\n  metadata: {name: p, namespace: ns}\n";
+        assert_eq!(
+            kinds_and_names(&parse_manifest(text, "f.yaml").unwrap()),
+            ["Node n1", "Pod p"]
+        );
+    }
+
+    #[test]
+    fn kubectl_json_list_is_expanded() {
+        let text = r#"{"apiVersion": "v1", "kind": "List", "items": [{"kind": "Queue", "metadata": {"name": "q"}}]}"#;
+        assert_eq!(
+            kinds_and_names(&parse_manifest(text, "f.json").unwrap()),
+            ["Queue q"]
+        );
+    }
+
+    #[test]
+    fn typed_list_items_take_the_list_kind() {
+        let text = r#"{"kind": "NodeList", "items": [{"metadata": {"name": "n1"}}, {"metadata": {"name": "n2"}}]}"#;
+        assert_eq!(
+            kinds_and_names(&parse_manifest(text, "f.json").unwrap()),
+            ["Node n1", "Node n2"]
+        );
+    }
+
+    #[test]
+    fn error_in_a_list_item_names_the_item() {
+        let text = "kind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n- kind: Pod\n  metadata: {name: p, namespace: ns}\n  spec: {priority: high}\n";
+        let e = parse_manifest(text, "f.yaml").unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "f.yaml: document 0 items[1]: Pod ns/p: field spec.priority: invalid type"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn list_items_of_the_wrong_shape_are_refused() {
+        let e = parse_manifest("kind: List\nitems: 3\n", "f.yaml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "f.yaml: document 0: List: field items: must be a sequence"
+        );
+    }
+
+    #[test]
+    fn empty_file_has_no_objects() {
+        let m = parse_manifest("", "f.yaml").unwrap();
+        assert!(m.objects.is_empty() && m.skipped.is_empty());
+    }
+
+    #[test]
+    fn unreadable_file_is_named() {
+        let e = load_file(Path::new("/nonexistent/x.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/nonexistent/x.yaml: cannot read:"), "{e}");
+    }
+}

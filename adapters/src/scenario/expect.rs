@@ -1,0 +1,37 @@
+//! The `expect` block of a scenario file (README "expect keys"). Unknown keys are refused so a
+//! misspelt expectation cannot pass by never being checked.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Checked outcomes; an absent key is not checked.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Expect {
+    /// Exact map `ns/pod -> node` of every bind.
+    pub binds: Option<BTreeMap<String, String>>,
+    /// Exact number of binds.
+    pub bind_count: Option<usize>,
+    /// Exact multiset of evicted `ns/pod`.
+    pub evictions: Option<Vec<String>>,
+    /// Exact number of evictions.
+    pub eviction_count: Option<usize>,
+    /// `ns/podgroup -> nodes`: at least one Pipelined task, each on a listed node.
+    pub pipelined: Option<BTreeMap<String, Vec<String>>>,
+    /// `ns/podgroup -> phase` after the job status updater ran.
+    pub pod_group_phases: Option<BTreeMap<String, String>>,
+    /// `ns/podgroup -> {TaskStatus: n}` after the actions, before close.
+    pub task_status_counts: Option<BTreeMap<String, BTreeMap<String, u32>>>,
+    /// Sorted bind counts per lowest-tier hyper-node.
+    pub bind_counts_per_hyper_node: Option<Vec<usize>>,
+    /// `ns/pod -> node -> score` of the session's node-order functions (no action runs).
+    pub node_order_scores: Option<BTreeMap<String, BTreeMap<String, f64>>>,
+    /// `ns/podgroup -> JobEnqueueable` after JobEnqueued on that job (no action runs).
+    pub job_enqueueable: Option<BTreeMap<String, bool>>,
+    /// Pod names in the order backfill would pick them.
+    pub backfill_candidate_order: Option<Vec<String>>,
+    /// Advisory only: the Go assertion behind it never checked anything, so neither does tephra.
+    pub unverified_job_allocated: Option<Value>,
+}

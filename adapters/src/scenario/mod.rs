@@ -1,0 +1,166 @@
+//! Conformance scenario files (`shared/conformance/README.md`): objects, a scheduler
+//! configuration and expected outcomes, run in one session and checked.
+
+mod check;
+mod conf;
+mod deferred;
+mod discover;
+mod expect;
+mod observe;
+mod run;
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tephra_engine::api::ClusterObject;
+
+use crate::InputError;
+use crate::manifest::{self, Decoded};
+pub use check::Check;
+pub use conf::parse_scenario_conf;
+pub use deferred::Deferral;
+pub use discover::find_scenario_files;
+pub use expect::Expect;
+pub use run::{DEFAULT_QUEUE, run_scenario};
+
+/// A loaded scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file it came from, for messages.
+    pub path: String,
+    pub name: String,
+    pub origin: String,
+    /// The configuration text; `None` when the file has none.
+    pub scheduler_conf: Option<String>,
+    pub objects: Vec<ClusterObject>,
+    /// Objects of kinds tephra does not watch, one line each.
+    pub skipped: Vec<String>,
+    pub expect: Expect,
+    pub notes: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawScenario {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    origin: String,
+    #[serde(default)]
+    scheduler_conf: Option<String>,
+    #[serde(default)]
+    objects: Vec<Value>,
+    #[serde(default)]
+    expect: Expect,
+    #[serde(default)]
+    notes: String,
+}
+
+/// True when a document is a scenario rather than a manifest: no `kind`, and a scenario key.
+pub fn is_scenario(doc: &Value) -> bool {
+    doc.is_object()
+        && doc.get("kind").is_none()
+        && ["objects", "schedulerConf", "expect"]
+            .iter()
+            .any(|k| doc.get(k).is_some())
+}
+
+/// Loads the scenario file at `path`.
+pub fn load_scenario(path: &Path) -> Result<Scenario, InputError> {
+    let origin = path.display().to_string();
+    let mut docs = manifest::parse_documents(&manifest::read_text(path)?, &origin)?;
+    match (docs.pop(), docs.is_empty()) {
+        (Some(doc), true) if is_scenario(&doc) => parse_scenario(doc, &origin),
+        _ => Err(InputError::new(
+            origin,
+            "not a scenario file: expected one document with `objects`, `schedulerConf` and `expect`",
+        )),
+    }
+}
+
+/// Builds a scenario from its document; `path` names it in errors.
+pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
+    let raw: RawScenario = serde_json::from_value(doc.clone()).map_err(|e| {
+        let err = InputError::new(path, e);
+        match manifest::failing_field::<RawScenario>(&doc) {
+            Some(field) => err.field(field),
+            None => err,
+        }
+    })?;
+    let mut objects = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, value) in raw.objects.into_iter().enumerate() {
+        let location = format!("objects[{i}]");
+        match manifest::decode(value, None, path, &location)? {
+            Decoded::Object(o) => objects.push(o),
+            Decoded::Skipped(what) => skipped.push(format!("{path}: {location}: skipped {what}")),
+        }
+    }
+    Ok(Scenario {
+        path: path.to_string(),
+        name: raw.name,
+        origin: raw.origin,
+        scheduler_conf: raw.scheduler_conf,
+        objects,
+        skipped,
+        expect: raw.expect,
+        notes: raw.notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scenario_is_told_apart_from_a_manifest() {
+        assert!(is_scenario(&json!({"name": "x", "objects": []})));
+        assert!(!is_scenario(&json!({"kind": "Pod", "objects": []})));
+        assert!(!is_scenario(&json!({"name": "x"})));
+    }
+
+    #[test]
+    fn objects_and_expectations_are_read() {
+        let doc = json!({
+            "name": "two pods",
+            "schedulerConf": "actions: allocate\n",
+            "objects": [{"kind": "Node", "metadata": {"name": "n1"}}, {"kind": "Secret", "metadata": {"name": "s"}}],
+            "expect": {"binds": {"ns/p": "n1"}, "bindCount": 1},
+        });
+        let s = parse_scenario(doc, "case.yaml").unwrap();
+        assert_eq!(s.objects.len(), 1);
+        assert_eq!(s.skipped, ["case.yaml: objects[1]: skipped Secret s"]);
+        assert_eq!(s.expect.bind_count, Some(1));
+    }
+
+    #[test]
+    fn misspelt_expectation_is_refused_by_field() {
+        let e = parse_scenario(json!({"objects": [], "expect": {"bindz": {}}}), "case.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("case.yaml: field expect.bindz: unknown field `bindz`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_object_is_named_by_index() {
+        let doc = json!({"objects": [{"kind": "Node", "metadata": {"name": "n1"}, "spec": {"unschedulable": "maybe"}}]});
+        let e = parse_scenario(doc, "case.yaml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("case.yaml: objects[0]: Node n1: field spec.unschedulable: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_manifest_is_not_a_scenario_file() {
+        let dir =
+            crate::test_dir::TestDir::new(&[("m.yaml", "kind: Node\nmetadata: {name: n1}\n")]);
+        let e = load_scenario(&dir.join("m.yaml")).unwrap_err().to_string();
+        assert!(e.contains("not a scenario file"), "{e}");
+    }
+}

@@ -1,0 +1,135 @@
+//! What a case's session did, gathered in the shapes the expectations are written in.
+
+use std::collections::BTreeMap;
+
+use tephra_engine::actions;
+use tephra_engine::framework::{Decisions, Session};
+use tephra_engine::model::{NodeId, TaskId, TaskStatus};
+
+/// Observations of one case. Hook-level probes are filled only when the case expects them,
+/// since they call session hooks that change plugin state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    /// `(ns/pod, node)` per bind, in the order issued.
+    pub binds: Vec<(String, String)>,
+    /// `ns/pod` per eviction, in the order issued.
+    pub evictions: Vec<String>,
+    /// Per job, its Pipelined tasks as `(ns/pod, node)`.
+    pub pipelined: BTreeMap<String, Vec<(String, String)>>,
+    /// Per job, its non-zero task status counts.
+    pub task_status_counts: BTreeMap<String, BTreeMap<String, u32>>,
+    /// Bind counts per lowest-tier hyper-node, sorted.
+    pub bind_counts_per_hyper_node: Vec<usize>,
+    /// Per job, the PodGroup phase the job updater computed at close.
+    pub pod_group_phases: BTreeMap<String, String>,
+    /// `ns/pod -> node -> score`.
+    pub node_order_scores: BTreeMap<String, BTreeMap<String, f64>>,
+    /// `ns/podgroup -> JobEnqueueable`.
+    pub job_enqueueable: BTreeMap<String, bool>,
+    /// Pod names in backfill's pick order.
+    pub backfill_candidate_order: Vec<String>,
+}
+
+impl Observed {
+    /// The session's node-order score of every task on every node: the per-node functions plus
+    /// the batch ones, as `ssn.NodeOrderFn` sums them (a failing batch scores 0).
+    pub fn probe_node_order_scores(&mut self, ssn: &Session) {
+        let snap = &ssn.state.snap;
+        let nodes: Vec<NodeId> = snap.nodes.ids().collect();
+        for t in (0..snap.tasks.len() as u32).map(TaskId) {
+            let batch = ssn
+                .batch_node_order(t, &nodes)
+                .unwrap_or_else(|| vec![0.0; nodes.len()]);
+            let scores = nodes
+                .iter()
+                .zip(batch)
+                .map(|(&n, b)| (snap.nodes.name[n.idx()].clone(), ssn.node_order(t, n) + b))
+                .collect();
+            self.node_order_scores.insert(snap.tasks.key(t), scores);
+        }
+    }
+
+    /// For every job in session order: JobEnqueued first, then the JobEnqueueable vote.
+    pub fn probe_job_enqueueable(&mut self, ssn: &mut Session) {
+        let snap = ssn.state.snap.clone();
+        for j in snap.jobs.ids() {
+            ssn.job_enqueued(j);
+            self.job_enqueueable
+                .insert(snap.jobs.uid[j.idx()].clone(), ssn.job_enqueueable(j));
+        }
+    }
+
+    /// The order in which backfill would pick best-effort tasks.
+    pub fn probe_backfill_order(&mut self, ssn: &Session) {
+        let names = &ssn.state.snap.tasks.name;
+        self.backfill_candidate_order = actions::backfill_candidate_order(ssn)
+            .iter()
+            .map(|t| names[t.idx()].clone())
+            .collect();
+    }
+
+    /// Binds, evictions, pipelined tasks and status counts once the actions ran.
+    pub fn record_actions(&mut self, ssn: &Session) {
+        let snap = &ssn.state.snap;
+        let node_name = |n: Option<NodeId>| {
+            n.map(|n| snap.nodes.name[n.idx()].clone())
+                .unwrap_or_default()
+        };
+        self.binds = ssn
+            .binds
+            .iter()
+            .map(|&(t, n)| (snap.tasks.key(t), node_name(Some(n))))
+            .collect();
+        self.evictions = ssn
+            .evictions
+            .iter()
+            .map(|(t, _)| snap.tasks.key(*t))
+            .collect();
+        for j in snap.jobs.ids() {
+            let uid = &snap.jobs.uid[j.idx()];
+            let tasks = &snap.jobs.tasks[j.idx()];
+            let pipelined: Vec<(String, String)> = tasks
+                .iter()
+                .filter(|t| ssn.state.task_status[t.idx()] == TaskStatus::Pipelined)
+                .map(|&t| (snap.tasks.key(t), node_name(ssn.state.task_node[t.idx()])))
+                .collect();
+            if !pipelined.is_empty() {
+                self.pipelined.insert(uid.clone(), pipelined);
+            }
+            let counts = TaskStatus::ALL
+                .iter()
+                .map(|&s| (s.name().to_string(), ssn.state.job_status_count(j, s)))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            self.task_status_counts.insert(uid.clone(), counts);
+        }
+        let mut per_hyper_node: BTreeMap<_, usize> = BTreeMap::new();
+        for &(_, n) in &ssn.binds {
+            *per_hyper_node
+                .entry(
+                    snap.hyper_nodes
+                        .lowest_of_node
+                        .get(n.idx())
+                        .copied()
+                        .flatten(),
+                )
+                .or_default() += 1;
+        }
+        self.bind_counts_per_hyper_node = per_hyper_node.into_values().collect();
+        self.bind_counts_per_hyper_node.sort_unstable();
+    }
+
+    /// PodGroup phases from the closed session's decisions.
+    pub fn record_close(&mut self, decisions: &Decisions) {
+        self.pod_group_phases = decisions
+            .pod_groups
+            .iter()
+            .map(|pg| {
+                (
+                    format!("{}/{}", pg.namespace, pg.name),
+                    pg.status.phase.clone(),
+                )
+            })
+            .collect();
+    }
+}

@@ -1,0 +1,204 @@
+//! Scheduling cycles over the cluster state: snapshot, session, the configured actions, close,
+//! then assume the decisions and let the offline cluster catch up.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tephra_cache::ClusterState;
+use tephra_engine::actions;
+use tephra_engine::api::{PodGroupStatus, Time};
+use tephra_engine::config::SchedulerConfig;
+use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions};
+use tephra_engine::model::TaskStatus;
+use tephra_engine::snapshot::Snapshot;
+
+use crate::scenario::DEFAULT_QUEUE;
+
+/// The simulated clock at the first cycle; each cycle is one second later (Volcano's period).
+const SIMULATION_START: Time = Time(1_735_689_600);
+
+/// A job that is still waiting, with the reason of each of its waiting pods.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    /// `ns/podgroup`.
+    pub job: String,
+    /// `(ns/pod, message)`, in task order.
+    pub pods: Vec<(String, String)>,
+}
+
+/// What one cycle decided, keyed the way people read it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CycleReport {
+    /// `(ns/pod, node)` in decision order.
+    pub binds: Vec<(String, String)>,
+    /// `(ns/pod, reason)` in decision order.
+    pub evictions: Vec<(String, String)>,
+    /// `(ns/pod, node)` of tasks left pipelined.
+    pub pipelined: Vec<(String, String)>,
+    /// Every session job's PodGroup status, by `ns/name`.
+    pub pod_groups: BTreeMap<String, PodGroupStatus>,
+    /// Jobs with tasks that were not placed, in job order.
+    pub waiting: Vec<Waiting>,
+    /// Pending pods outside any session job (no PodGroup, or one whose queue is missing).
+    pub orphans: Vec<String>,
+}
+
+impl CycleReport {
+    fn new(snap: &Snapshot, d: &Decisions) -> Self {
+        let key = |ns: &str, name: &str| format!("{ns}/{name}");
+        let mut reasons: BTreeMap<String, &str> = BTreeMap::new();
+        for c in &d.pod_conditions {
+            reasons.insert(key(&c.namespace, &c.name), &c.message);
+        }
+        let waiting = snap
+            .jobs
+            .ids()
+            .filter_map(|j| {
+                let pods: Vec<(String, String)> = snap.jobs.tasks[j.idx()]
+                    .iter()
+                    .map(|&t| snap.tasks.key(t))
+                    .filter_map(|pod| reasons.get(&pod).map(|m| (pod, m.to_string())))
+                    .collect();
+                (!pods.is_empty()).then(|| Waiting {
+                    job: snap.jobs.uid[j.idx()].clone(),
+                    pods,
+                })
+            })
+            .collect();
+        let orphans = (0..snap.tasks.len())
+            .filter(|&t| snap.tasks.job[t].is_none() && snap.tasks.status[t] == TaskStatus::Pending)
+            .map(|t| key(&snap.tasks.namespace[t], &snap.tasks.name[t]))
+            .collect();
+        CycleReport {
+            binds: d
+                .binds
+                .iter()
+                .map(|b| (key(&b.namespace, &b.name), b.node.clone()))
+                .collect(),
+            evictions: d
+                .evictions
+                .iter()
+                .map(|e| (key(&e.namespace, &e.name), e.reason.clone()))
+                .collect(),
+            pipelined: d
+                .pipelined
+                .iter()
+                .map(|p| (key(&p.namespace, &p.name), p.node.clone()))
+                .collect(),
+            pod_groups: d
+                .pod_groups
+                .iter()
+                .map(|pg| (key(&pg.namespace, &pg.name), pg.status.clone()))
+                .collect(),
+            waiting,
+            orphans,
+        }
+    }
+}
+
+/// Runs `cycles` cycles on `state` and reports each.
+pub fn run_cycles(
+    state: &mut ClusterState,
+    conf: &SchedulerConfig,
+    registry: &PluginRegistry,
+    cycles: u32,
+) -> Result<Vec<CycleReport>, tephra_engine::config::ConfigError> {
+    let conf = Arc::new(conf.clone());
+    let mut reports = Vec::new();
+    for cycle in 1..=cycles {
+        let now = Time(SIMULATION_START.0 + i64::from(cycle) - 1);
+        let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
+        let options = SessionOptions {
+            now,
+            uid: format!("tephra-cycle-{cycle}"),
+            node_sampling: None,
+        };
+        let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;
+        for action in &conf.actions {
+            actions::run(&mut ssn, action);
+        }
+        let decisions = ssn.close();
+        reports.push(CycleReport::new(&snap, &decisions));
+        state.assume(&decisions, now);
+        state.complete_offline();
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tephra_engine::api::{ClusterObject, Pod, PodGroup, Queue};
+    use tephra_engine::framework::{Bind, PodConditionUpdate};
+
+    fn objects() -> Vec<ClusterObject> {
+        let mut q = Queue::default();
+        q.metadata.name = "default".into();
+        let mut pg = PodGroup::default();
+        pg.metadata.namespace = "ns".into();
+        pg.metadata.name = "pg".into();
+        pg.spec.min_member = 2;
+        let pod = |name: &str, group: &str| {
+            let mut p = Pod::default();
+            p.metadata.namespace = "ns".into();
+            p.metadata.name = name.into();
+            if !group.is_empty() {
+                p.metadata
+                    .annotations
+                    .insert("scheduling.k8s.io/group-name".into(), group.into());
+            }
+            ClusterObject::Pod(Box::new(p))
+        };
+        vec![
+            ClusterObject::Queue(Box::new(q)),
+            ClusterObject::PodGroup(Box::new(pg)),
+            pod("a", "pg"),
+            pod("b", "pg"),
+            pod("loose", ""),
+        ]
+    }
+
+    #[test]
+    fn report_groups_waiting_pods_by_job_and_lists_orphans() {
+        let snap = ClusterState::from_objects(objects()).snapshot(DEFAULT_QUEUE);
+        let cond = |name: &str, message: &str| PodConditionUpdate {
+            namespace: "ns".into(),
+            name: name.into(),
+            reason: "Unschedulable".into(),
+            message: message.into(),
+            nominated_node: None,
+        };
+        let d = Decisions {
+            binds: vec![Bind {
+                namespace: "ns".into(),
+                name: "x".into(),
+                uid: "ns/x".into(),
+                node: "n1".into(),
+            }],
+            pod_conditions: vec![cond("b", "no room"), cond("a", "no room")],
+            ..Default::default()
+        };
+        let r = CycleReport::new(&snap, &d);
+        assert_eq!(r.binds, [("ns/x".to_string(), "n1".to_string())]);
+        assert_eq!(r.waiting.len(), 1);
+        assert_eq!(r.waiting[0].job, "ns/pg");
+        assert_eq!(
+            r.waiting[0]
+                .pods
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>(),
+            ["ns/a", "ns/b"]
+        );
+        assert_eq!(r.orphans, ["ns/loose"]);
+    }
+
+    #[test]
+    fn every_cycle_reports_every_pod_group() {
+        let mut state = ClusterState::from_objects(objects());
+        let conf = SchedulerConfig::parse("actions: allocate\n").unwrap();
+        let reports = run_cycles(&mut state, &conf, &PluginRegistry::new(), 2).unwrap();
+        assert_eq!(reports.len(), 2);
+        assert!(reports.iter().all(|r| r.pod_groups.contains_key("ns/pg")));
+    }
+}

@@ -1,0 +1,180 @@
+//! The inputs of a simulation: scenario files and plain manifests merged into one object list,
+//! and the scheduler configuration to use.
+
+use std::path::{Path, PathBuf};
+
+use tephra_engine::api::ClusterObject;
+use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
+use tephra_engine::framework::{PluginRegistry, validate_plugins};
+
+use crate::InputError;
+use crate::manifest::{self, decode_documents, parse_documents};
+use crate::scenario::{is_scenario, parse_scenario, parse_scenario_conf};
+
+/// Objects of every file in order, notes about skipped documents, and the configuration text
+/// a scenario file carried (with the file it came from).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub objects: Vec<ClusterObject>,
+    pub notes: Vec<String>,
+    pub scenario_conf: Option<(String, String)>,
+}
+
+/// Loads `files`; two scenario files with different configurations are refused.
+pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
+    let mut inputs = Inputs::default();
+    for path in files {
+        let origin = path.display().to_string();
+        let docs = parse_documents(&manifest::read_text(path)?, &origin)?;
+        if let [doc] = docs.as_slice()
+            && is_scenario(doc)
+        {
+            let scenario = parse_scenario(doc.clone(), &origin)?;
+            inputs.objects.extend(scenario.objects);
+            inputs.notes.extend(scenario.skipped);
+            if let Some(text) = scenario.scheduler_conf {
+                match &inputs.scenario_conf {
+                    Some((first, earlier)) if *earlier != text => {
+                        return Err(InputError::new(
+                            origin,
+                            format!(
+                                "schedulerConf differs from the one in {first}; pass --conf to choose"
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => inputs.scenario_conf = Some((origin, text)),
+                }
+            }
+        } else {
+            let m = decode_documents(docs, &origin)?;
+            inputs.objects.extend(m.objects);
+            inputs.notes.extend(m.skipped);
+        }
+    }
+    Ok(inputs)
+}
+
+/// The configuration: `--conf` first, else the scenario's, else Volcano's default; checked
+/// against the registry so a bad plugin name or argument is refused before any cycle runs.
+pub fn resolve_conf(
+    conf_flag: Option<&Path>,
+    scenario_conf: Option<&(String, String)>,
+    registry: &PluginRegistry,
+) -> Result<SchedulerConfig, InputError> {
+    let (origin, location, parsed) = match (conf_flag, scenario_conf) {
+        (Some(path), _) => (
+            path.display().to_string(),
+            None,
+            SchedulerConfig::parse(&manifest::read_text(path)?),
+        ),
+        (None, Some((origin, text))) => (
+            origin.clone(),
+            Some("schedulerConf"),
+            parse_scenario_conf(text),
+        ),
+        (None, None) => (
+            "default scheduler configuration".into(),
+            None,
+            SchedulerConfig::parse(DEFAULT_SCHEDULER_CONF),
+        ),
+    };
+    let blame = |e: ConfigError| {
+        let err = InputError::new(origin.clone(), e);
+        match location {
+            Some(l) => err.at(l),
+            None => err,
+        }
+    };
+    let conf = parsed.map_err(blame)?;
+    validate_plugins(&conf, registry).map_err(blame)?;
+    Ok(conf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_dir::TestDir;
+
+    const SCENARIO: &str =
+        "schedulerConf: \"actions: allocate\"\nobjects:\n- kind: Node\n  metadata: {name: n1}\n";
+    const OTHER_CONF: &str = "schedulerConf: \"actions: enqueue\"\nobjects: []\n";
+    const MANIFEST: &str = "kind: Node\nmetadata: {name: n2}\n---\nkind: Service\nmetadata: {name: s, namespace: ns}\n";
+
+    #[test]
+    fn scenario_and_manifest_objects_are_merged_in_file_order() {
+        let dir = TestDir::new(&[("s.yaml", SCENARIO), ("m.yaml", MANIFEST)]);
+        let inputs = load_inputs(&[dir.join("s.yaml"), dir.join("m.yaml")]).unwrap();
+        let names: Vec<&str> = inputs
+            .objects
+            .iter()
+            .map(|o| tephra_cache::meta_of(o).name.as_str())
+            .collect();
+        assert_eq!(names, ["n1", "n2"]);
+        assert_eq!(inputs.notes.len(), 1, "the Service is noted");
+        assert_eq!(
+            inputs.scenario_conf.map(|(_, t)| t).as_deref(),
+            Some("actions: allocate")
+        );
+    }
+
+    #[test]
+    fn two_scenarios_with_different_configurations_are_refused() {
+        let dir = TestDir::new(&[("a.yaml", SCENARIO), ("b.yaml", OTHER_CONF)]);
+        let e = load_inputs(&[dir.join("a.yaml"), dir.join("b.yaml")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("b.yaml: schedulerConf differs from the one in"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn conf_flag_overrides_the_scenario_and_its_errors_name_the_file() {
+        let dir = TestDir::new(&[("c.yaml", "actions: allocate, bogus\n")]);
+        let scenario = ("s.yaml".to_string(), "actions: enqueue".to_string());
+        let e = resolve_conf(
+            Some(&dir.join("c.yaml")),
+            Some(&scenario),
+            &PluginRegistry::new(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().ends_with("c.yaml: unknown action \"bogus\" in `actions` (known: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)"), "{e}");
+    }
+
+    #[test]
+    fn scenario_configuration_errors_name_the_file_and_key() {
+        let scenario = (
+            "s.yaml".to_string(),
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gnag\n".to_string(),
+        );
+        let e = resolve_conf(None, Some(&scenario), &PluginRegistry::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.yaml: schedulerConf: unknown plugin \"gnag\" in tier 0"
+        );
+    }
+
+    #[test]
+    fn default_configuration_is_used_without_flag_or_scenario() {
+        struct Noop;
+        impl tephra_engine::framework::Plugin for Noop {
+            fn name(&self) -> &str {
+                "noop"
+            }
+        }
+        fn noop(
+            _: &tephra_engine::config::Arguments,
+        ) -> Result<Box<dyn tephra_engine::framework::Plugin>, tephra_engine::config::ArgumentError>
+        {
+            Ok(Box::new(Noop))
+        }
+        let conf = SchedulerConfig::parse(DEFAULT_SCHEDULER_CONF).unwrap();
+        let mut registry = PluginRegistry::new();
+        for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
+            registry.register(&p.name, noop);
+        }
+        assert_eq!(resolve_conf(None, None, &registry).unwrap(), conf);
+    }
+}
