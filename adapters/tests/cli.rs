@@ -1,0 +1,220 @@
+//! The `tephra` binary's contract: output shapes, the summary line and exit statuses.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tephra(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tephra"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("the tephra binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str, files: &[(&str, &str)]) -> Scratch {
+        let root = std::env::temp_dir().join(format!("tephra-cli-{name}-{}", std::process::id()));
+        for (file, text) in files {
+            let p = root.join(file);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Scratch(root)
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.0.join(file).display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const NO_PLUGINS: &str = "actions: enqueue, allocate\ntiers: []\n";
+const ONE_NODE: &str = "kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4'}}\n";
+const PASSING: &str = "name: nothing to place\nschedulerConf: \"actions: allocate\"\nobjects: []\nexpect: {binds: {}}\n";
+const FAILING: &str = "name: wants a bind\nschedulerConf: \"actions: allocate\"\nobjects: []\nexpect: {bindCount: 1}\n";
+
+#[test]
+fn conformance_ends_with_the_summary_and_fails_on_a_failed_case() {
+    let dir = Scratch::new(
+        "conf-fail",
+        &[
+            ("cases/a.yaml", PASSING),
+            ("cases/b.yaml", FAILING),
+            ("cases/README.yaml", "x"),
+        ],
+    );
+    let o = tephra(&["conformance", &dir.path("cases")]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("FAIL {} (wants a bind)", dir.path("cases/b.yaml"))),
+        "{out}"
+    );
+    assert!(
+        out.contains("  bindCount:\n    expected 1\n    actual   0"),
+        "{out}"
+    );
+    assert_eq!(out.lines().last(), Some("1 passed, 1 failed"));
+}
+
+#[test]
+fn conformance_succeeds_when_every_case_passes_and_counts_deferred_ones() {
+    let dir = Scratch::new(
+        "conf-pass",
+        &[("a.yaml", PASSING), ("allocate/nt-01.yaml", FAILING)],
+    );
+    let o = tephra(&[
+        "conformance",
+        "--skip-deferred",
+        &dir.path("a.yaml"),
+        &dir.path("allocate"),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "1 skipped as deferred: 1 network topology (allocate/nt-*)",
+            "1 passed, 0 failed"
+        ]
+    );
+}
+
+#[test]
+fn simulate_json_has_one_entry_per_cycle() {
+    let dir = Scratch::new(
+        "json",
+        &[("conf.yaml", NO_PLUGINS), ("node.yaml", ONE_NODE)],
+    );
+    let o = tephra(&[
+        "simulate",
+        &dir.path("node.yaml"),
+        "--conf",
+        &dir.path("conf.yaml"),
+        "--cycles",
+        "2",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let empty = r#"{"binds":{},"evictions":[],"pipelined":{},"podGroups":{}}"#;
+    assert_eq!(stdout(&o), format!("{{\"cycles\":[{empty},{empty}]}}\n"));
+}
+
+#[test]
+fn simulate_refuses_a_bad_configuration_in_one_line() {
+    let dir = Scratch::new(
+        "bad-conf",
+        &[
+            (
+                "conf.yaml",
+                "actions: allocate\ntiers:\n- plugins:\n  - name: gnag\n",
+            ),
+            ("node.yaml", ONE_NODE),
+        ],
+    );
+    let o = tephra(&[
+        "simulate",
+        &dir.path("node.yaml"),
+        "--conf",
+        &dir.path("conf.yaml"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "tephra: {}: unknown plugin \"gnag\" in tier 0\n",
+            dir.path("conf.yaml")
+        )
+    );
+}
+
+#[test]
+fn simulate_refuses_a_bad_object_naming_file_document_and_field() {
+    let bad = "kind: Node\nmetadata: {name: n1}\n---\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {priority: high}\n";
+    let dir = Scratch::new(
+        "bad-object",
+        &[("bad.yaml", bad), ("conf.yaml", NO_PLUGINS)],
+    );
+    let o = tephra(&[
+        "simulate",
+        &dir.path("bad.yaml"),
+        "--conf",
+        &dir.path("conf.yaml"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "tephra: {}: document 1: Pod ns/p: field spec.priority: invalid type",
+            dir.path("bad.yaml")
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn bad_flags_are_refused_by_the_parser() {
+    assert_eq!(
+        tephra(&["simulate", "x.yaml", "--cycles", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        tephra(&["simulate", "x.yaml", "--output", "yaml"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(tephra(&["frobnicate"]).status.code(), Some(2));
+}
+
+/// The shipped example with the default configuration: the gang, the nodeSelector pod and the
+/// GPU pod are placed; the oversized gang waits, with the reason per node.
+#[test]
+fn example_cluster_places_what_fits_and_explains_what_does_not() {
+    let o = tephra(&["simulate", "examples/cluster.yaml"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.contains("    team-a/db-0 -> node-a\n"), "{out}");
+    assert!(out.contains("    team-a/finetune-0 -> gpu-1\n"), "{out}");
+    for pod in ["train-0", "train-1", "train-2"] {
+        let placed = ["node-a", "node-b"]
+            .iter()
+            .any(|n| out.contains(&format!("    team-a/{pod} -> {n}\n")));
+        assert!(placed, "{pod} not on node-a or node-b:\n{out}");
+    }
+    assert!(
+        !out.contains("team-b/big-0 ->") && !out.contains("node-old\n"),
+        "{out}"
+    );
+    let waiting = out.split("  waiting:\n").nth(1).unwrap_or_default();
+    assert!(waiting.starts_with("    team-b/big:"), "{out}");
+    for reason in [
+        "nodes are available",
+        "Insufficient cpu",
+        "untolerated taint",
+        "unschedulable",
+    ] {
+        assert!(waiting.contains(reason), "no {reason:?} in:\n{out}");
+    }
+}
