@@ -30,13 +30,13 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Scenario files or Kubernetes manifests (YAML, JSON, `kind: List`).
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Scheduler configuration file; overrides a scenario's `schedulerConf`.
-    #[arg(long)]
+    #[arg(long, value_name = "CONF")]
     pub conf: Option<PathBuf>,
     /// Number of cycles.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub cycles: u32,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
@@ -52,7 +52,7 @@ pub enum Output {
 #[derive(Debug, Args)]
 pub struct ConformanceArgs {
     /// Scenario files, or directories searched for `*.yaml`.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Skip deferred cases (allocate/nt-*, and cases whose actions include preempt, reclaim or
     /// shuffle), counting them separately.

@@ -21,7 +21,9 @@ pub struct Summary {
 
 enum Outcome {
     Passed,
+    /// The case's name and its checks.
     Failed(String, Vec<Check>),
+    /// A one-line error that starts with the file's path.
     Error(String),
     Deferred(Deferral),
 }
@@ -70,7 +72,7 @@ pub fn run_conformance(
             Outcome::Deferred(d) => *summary.deferred.entry(d).or_default() += 1,
             Outcome::Error(message) => {
                 summary.failed += 1;
-                writeln!(out, "FAIL {}\n  {message}", path.display())?;
+                writeln!(out, "FAIL {message}")?;
             }
             Outcome::Failed(name, checks) => {
                 summary.failed += 1;

@@ -2,7 +2,7 @@
 //! once Volcano's binder, evictor and status updater have run, so the next cycle sees them.
 
 use tephra_engine::api::{Pod, PodCondition, Time};
-use tephra_engine::framework::{Decisions, PodConditionUpdate};
+use tephra_engine::framework::Decisions;
 
 use crate::ClusterState;
 use crate::state::key;
@@ -16,37 +16,32 @@ fn snapshot_uid(pod: &Pod) -> String {
     }
 }
 
-/// Volcano's `PodScheduled=False` condition, replacing any earlier one.
-fn set_unschedulable_condition(pod: &mut Pod, update: &PodConditionUpdate) {
+/// Sets the pod's `PodScheduled` condition, replacing any earlier one.
+fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &str) {
     let condition = PodCondition {
         type_: "PodScheduled".into(),
-        status: "False".into(),
-        reason: update.reason.clone(),
-        message: update.message.clone(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.into(),
     };
-    match pod
-        .status
-        .conditions
-        .iter_mut()
-        .find(|c| c.type_ == "PodScheduled")
-    {
+    let conditions = &mut pod.status.conditions;
+    match conditions.iter_mut().find(|c| c.type_ == "PodScheduled") {
         Some(c) => *c = condition,
-        None => pod.status.conditions.push(condition),
-    }
-    if let Some(node) = &update.nominated_node {
-        pod.status.nominated_node_name = node.clone();
+        None => conditions.push(condition),
     }
 }
 
 impl ClusterState {
     /// Applies `decisions`: a bind sets the pod's `spec.nodeName` (so it counts on its node next
-    /// cycle), an eviction marks the pod deleting at `now` (so it is Releasing), changed PodGroup
-    /// statuses, queue `status.allocated` and unschedulable pod conditions are written. A decision
+    /// cycle) and marks it scheduled, an eviction marks the pod deleting at `now` (so it is
+    /// Releasing), changed PodGroup statuses, queue `status.allocated` and unschedulable pod
+    /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
     pub fn assume(&mut self, decisions: &Decisions, now: Time) {
         for b in &decisions.binds {
             if let Some(pod) = self.live_pod_mut(&b.namespace, &b.name, &b.uid) {
                 pod.spec.node_name = b.node.clone();
+                set_scheduled_condition(pod, "True", "", "");
             }
         }
         for e in &decisions.evictions {
@@ -56,7 +51,10 @@ impl ClusterState {
         }
         for c in &decisions.pod_conditions {
             if let Some(pod) = self.pods.get_mut(&key(&c.namespace, &c.name)) {
-                set_unschedulable_condition(pod, c);
+                set_scheduled_condition(pod, "False", &c.reason, &c.message);
+                if let Some(node) = &c.nominated_node {
+                    pod.status.nominated_node_name = node.clone();
+                }
             }
         }
         for pg in decisions.pod_groups.iter().filter(|pg| pg.changed) {
@@ -82,7 +80,9 @@ impl ClusterState {
 mod tests {
     use super::*;
     use tephra_engine::api::{ClusterObject, PodGroup, PodGroupStatus, Queue, ResourceList};
-    use tephra_engine::framework::{Bind, Eviction, PodGroupUpdate, QueueUpdate};
+    use tephra_engine::framework::{
+        Bind, Eviction, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
+    };
     use tephra_engine::model::{Quantity, TaskStatus};
 
     const NOW: Time = Time(1_000);
@@ -115,7 +115,13 @@ mod tests {
             },
             NOW,
         );
-        assert_eq!(s.pod("ns", "p").unwrap().spec.node_name, "n1");
+        let p = s.pod("ns", "p").unwrap();
+        assert_eq!(p.spec.node_name, "n1");
+        let c = &p.status.conditions[0];
+        assert_eq!(
+            (c.type_.as_str(), c.status.as_str()),
+            ("PodScheduled", "True")
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use tephra_engine::api::ClusterObject;
 use crate::InputError;
 pub use documents::parse_documents;
 pub use field_path::failing_field;
-pub use objects::{Decoded, decode, describe};
+pub use objects::{Decoded, decode};
 
 /// The objects of one or more manifests, and notes about what was left out.
 #[derive(Debug, Default)]

@@ -18,7 +18,7 @@ pub enum Decoded {
 
 /// `Kind ns/name` (or `Kind name` when cluster-scoped), from whatever metadata the raw
 /// document has, for messages.
-pub fn describe(kind: &str, value: &Value) -> String {
+fn describe(kind: &str, value: &Value) -> String {
     let meta = |k: &str| {
         value
             .get("metadata")
