@@ -59,13 +59,12 @@ impl Observed {
         }
     }
 
-    /// The order in which backfill would pick best-effort tasks.
-    pub fn probe_backfill_order(&mut self, ssn: &Session) {
+    /// The order in which backfill would pick best-effort tasks (it un-pipelines pipelined
+    /// best-effort tasks first, hence the mutable session).
+    pub fn probe_backfill_order(&mut self, ssn: &mut Session) {
+        let order = actions::backfill_candidate_order(ssn);
         let names = &ssn.state.snap.tasks.name;
-        self.backfill_candidate_order = actions::backfill_candidate_order(ssn)
-            .iter()
-            .map(|t| names[t.idx()].clone())
-            .collect();
+        self.backfill_candidate_order = order.iter().map(|t| names[t.idx()].clone()).collect();
     }
 
     /// Binds, evictions, pipelined tasks and status counts once the actions ran.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tephra_cache::ClusterState;
 use tephra_engine::actions;
 use tephra_engine::api::Time;
-use tephra_engine::config::DEFAULT_SCHEDULER_CONF;
+use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF};
 use tephra_engine::framework::{PluginRegistry, Session, SessionOptions};
 
 use super::check::compare;
@@ -33,21 +33,18 @@ pub fn run_scenario(
     scenario: &Scenario,
     registry: &PluginRegistry,
 ) -> Result<Vec<Check>, InputError> {
-    let conf_error =
-        |e: &dyn std::fmt::Display| InputError::new(&scenario.path, e).at("schedulerConf");
-    let conf = parse_scenario_conf(
-        scenario
-            .scheduler_conf
-            .as_deref()
-            .unwrap_or(DEFAULT_SCHEDULER_CONF),
-    )
-    .map_err(|e| conf_error(&e))?;
-    let actions = conf.actions.clone();
+    let conf_error = |e: ConfigError| InputError::new(&scenario.path, e).at("schedulerConf");
+    let text = scenario
+        .scheduler_conf
+        .as_deref()
+        .unwrap_or(DEFAULT_SCHEDULER_CONF);
+    let conf = parse_scenario_conf(text).map_err(conf_error)?;
+    actions::check_supported(&conf).map_err(conf_error)?;
     let snap = Arc::new(
         ClusterState::from_objects(scenario.objects.iter().cloned()).snapshot(DEFAULT_QUEUE),
     );
-    let mut ssn = Session::open(snap, Arc::new(conf), registry, session_options())
-        .map_err(|e| conf_error(&e))?;
+    let mut ssn =
+        Session::open(snap, Arc::new(conf), registry, session_options()).map_err(conf_error)?;
     let expect = &scenario.expect;
     let mut seen = Observed::default();
     if expect.node_order_scores.is_some() {
@@ -57,11 +54,9 @@ pub fn run_scenario(
         seen.probe_job_enqueueable(&mut ssn);
     }
     if expect.backfill_candidate_order.is_some() {
-        seen.probe_backfill_order(&ssn);
+        seen.probe_backfill_order(&mut ssn);
     }
-    for action in &actions {
-        actions::run(&mut ssn, action);
-    }
+    actions::run_all(&mut ssn);
     seen.record_actions(&ssn);
     seen.record_close(&ssn.close());
     Ok(compare(expect, &seen))

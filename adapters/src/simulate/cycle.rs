@@ -114,9 +114,7 @@ pub fn run_cycles(
             node_sampling: None,
         };
         let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;
-        for action in &conf.actions {
-            actions::run(&mut ssn, action);
-        }
+        actions::run_all(&mut ssn);
         let decisions = ssn.close();
         reports.push(CycleReport::new(&snap, &decisions));
         state.assume(&decisions, now);

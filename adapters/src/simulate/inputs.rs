@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tephra_engine::actions;
 use tephra_engine::api::ClusterObject;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
 use tephra_engine::framework::{PluginRegistry, validate_plugins};
@@ -56,7 +57,8 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
 }
 
 /// The configuration: `--conf` first, else the scenario's, else Volcano's default; checked
-/// against the registry so a bad plugin name or argument is refused before any cycle runs.
+/// against the registry and the implemented actions so a bad plugin name, argument or action
+/// is refused before any cycle runs.
 pub fn resolve_conf(
     conf_flag: Option<&Path>,
     scenario_conf: Option<&(String, String)>,
@@ -88,6 +90,7 @@ pub fn resolve_conf(
     };
     let conf = parsed.map_err(blame)?;
     validate_plugins(&conf, registry).map_err(blame)?;
+    actions::check_supported(&conf).map_err(blame)?;
     Ok(conf)
 }
 
