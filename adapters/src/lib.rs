@@ -5,6 +5,7 @@ pub mod cli;
 pub mod conformance;
 mod input_error;
 pub mod manifest;
+pub mod offline;
 pub mod scenario;
 pub mod simulate;
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub use conf::parse_scenario_conf;
 pub use deferred::Deferral;
 pub use discover::find_scenario_files;
 pub use expect::Expect;
-pub use run::{DEFAULT_QUEUE, run_scenario};
+pub use run::run_scenario;
 
 /// A loaded scenario.
 #[derive(Debug, Clone)]

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use tephra_cache::ClusterState;
 use tephra_engine::actions;
-use tephra_engine::api::Time;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF};
 use tephra_engine::framework::{PluginRegistry, Session, SessionOptions};
 
@@ -13,14 +12,12 @@ use super::check::compare;
 use super::observe::Observed;
 use super::{Check, Scenario, parse_scenario_conf};
 use crate::InputError;
-
-/// Volcano's default queue, for PodGroups that name none.
-pub const DEFAULT_QUEUE: &str = "default";
+use crate::offline::{DEFAULT_QUEUE, START_TIME};
 
 /// A fixed clock and session UID, so runs are reproducible.
 fn session_options() -> SessionOptions {
     SessionOptions {
-        now: Time(1_735_689_600),
+        now: START_TIME,
         uid: "tephra-conformance".into(),
         node_sampling: None,
     }

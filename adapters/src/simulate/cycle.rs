@@ -12,10 +12,7 @@ use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOption
 use tephra_engine::model::TaskStatus;
 use tephra_engine::snapshot::Snapshot;
 
-use crate::scenario::DEFAULT_QUEUE;
-
-/// The simulated clock at the first cycle; each cycle is one second later (Volcano's period).
-const SIMULATION_START: Time = Time(1_735_689_600);
+use crate::offline::{DEFAULT_QUEUE, START_TIME};
 
 /// A job that is still waiting, with the reason of each of its waiting pods.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +103,8 @@ pub fn run_cycles(
     let conf = Arc::new(conf.clone());
     let mut reports = Vec::new();
     for cycle in 1..=cycles {
-        let now = Time(SIMULATION_START.0 + i64::from(cycle) - 1);
+        // One second apart, Volcano's default scheduling period.
+        let now = Time(START_TIME.0 + i64::from(cycle) - 1);
         let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
         let options = SessionOptions {
             now,

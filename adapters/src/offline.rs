@@ -1,0 +1,9 @@
+//! Fixed inputs of offline runs (scenarios and simulations), so every run is reproducible.
+
+use tephra_engine::api::Time;
+
+/// Volcano's default queue, for PodGroups that name none.
+pub const DEFAULT_QUEUE: &str = "default";
+
+/// The clock of the first session: 2025-01-01T00:00:00Z.
+pub const START_TIME: Time = Time(1_735_689_600);
