@@ -54,7 +54,7 @@ pub struct ConformanceArgs {
     /// Scenario files, or directories searched for `*.yaml`.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Skip deferred cases (allocate/nt-*, and cases whose actions include preempt, reclaim or
+    /// Skip deferred cases (those whose actions include preempt, reclaim or
     /// shuffle), counting them separately.
     #[arg(long)]
     pub skip_deferred: bool,

@@ -30,9 +30,6 @@ enum Outcome {
 
 /// Runs one case file; a panic inside the engine fails the case instead of the whole run.
 fn run_file(path: &Path, skip_deferred: bool, registry: &PluginRegistry) -> Outcome {
-    if let Some(d) = Deferral::of_path(path).filter(|_| skip_deferred) {
-        return Outcome::Deferred(d);
-    }
     let scenario = match load_scenario(path) {
         Ok(s) => s,
         Err(e) => return Outcome::Error(e.to_string()),
@@ -145,18 +142,14 @@ mod tests {
 
     #[test]
     fn skip_deferred_counts_deferred_cases_separately() {
-        let dir = TestDir::new(&[
-            ("allocate/nt-01.yaml", FAILING),
-            ("preempt/p.yaml", PREEMPT),
-            ("ok.yaml", PASSING),
-        ]);
+        let dir = TestDir::new(&[("preempt/p.yaml", PREEMPT), ("ok.yaml", PASSING)]);
         let (s, out) = run(&dir, true);
         assert_eq!((s.passed, s.failed), (1, 0));
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(
             lines,
             [
-                "2 skipped as deferred: 1 network topology (allocate/nt-*), 1 eviction (preempt/reclaim/shuffle)",
+                "1 skipped as deferred: 1 eviction (preempt/reclaim/shuffle)",
                 "1 passed, 0 failed"
             ]
         );
@@ -164,7 +157,7 @@ mod tests {
 
     #[test]
     fn without_skip_deferred_cases_run() {
-        let dir = TestDir::new(&[("allocate/nt-01.yaml", FAILING)]);
+        let dir = TestDir::new(&[("preempt/p.yaml", PREEMPT)]);
         let (s, _) = run(&dir, false);
         assert_eq!(s.failed, 1);
     }

@@ -1,5 +1,7 @@
 //! The conformance scenarios in `shared/conformance` (Volcano's own test tables): every case
-//! must pass except the kinds deferred to later issues, which are named here.
+//! must pass except the kind deferred to a later issue, named here: cases whose actions include
+//! preempt, reclaim or shuffle (the eviction issue). The network-topology cases
+//! (`allocate/nt-*`), once deferred too, pass and are checked like the rest.
 
 use std::path::{Path, PathBuf};
 
@@ -7,20 +9,6 @@ use tephra_adapters::scenario::{
     Scenario, find_scenario_files, load_scenario, parse_scenario_conf, run_scenario,
 };
 use tephra_engine::plugins::builtin_registry;
-
-/// Deferred to the network-topology issue: network-topology-aware allocation, the files under
-/// `allocate/` named `nt-*`.
-fn is_network_topology_case(path: &Path) -> bool {
-    let in_allocate = path
-        .parent()
-        .and_then(Path::file_name)
-        .is_some_and(|d| d == "allocate");
-    in_allocate
-        && path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .is_some_and(|f| f.starts_with("nt-"))
-}
 
 /// Deferred to the eviction issue: cases whose actions include preempt, reclaim or shuffle.
 fn is_eviction_case(scenario: &Scenario) -> bool {
@@ -76,9 +64,6 @@ fn every_case_that_is_not_deferred_passes() {
     let registry = builtin_registry();
     let (mut ran, mut failures) = (0, Vec::new());
     for path in case_files() {
-        if is_network_topology_case(&path) {
-            continue;
-        }
         let scenario = match load_scenario(&path) {
             Ok(s) => s,
             Err(e) => {
@@ -115,15 +100,6 @@ fn every_case_that_is_not_deferred_passes() {
 
 #[test]
 fn deferred_kinds_are_recognised() {
-    assert!(is_network_topology_case(Path::new(
-        "conformance/allocate/nt-01-soft.yaml"
-    )));
-    assert!(!is_network_topology_case(Path::new(
-        "conformance/allocate/subgroup-02.yaml"
-    )));
-    assert!(!is_network_topology_case(Path::new(
-        "conformance/preempt/nt-01.yaml"
-    )));
     let with_actions = |actions: &str| Scenario {
         path: "case.yaml".into(),
         name: String::new(),

@@ -3,73 +3,11 @@
 //! `actions: ''` (no action runs), and the hdrf cases enable drf's hierarchy beside
 //! proportion. Only here are both accepted.
 
-use serde_json::Value;
 use tephra_engine::config::{ConfigError, SchedulerConfig};
-use tephra_engine::snapshot::parse_go_bool;
-
-/// Any action name, to get an action-less configuration past the parser.
-const PLACEHOLDER_ACTION: &str = "allocate";
 
 /// Parses a scenario's configuration as the Go tests would have built it.
 pub fn parse_scenario_conf(text: &str) -> Result<SchedulerConfig, ConfigError> {
-    match SchedulerConfig::parse(text) {
-        Err(e @ (ConfigError::NoActions | ConfigError::HierarchyConflict(_))) => {
-            parse_as_built_in_code(text, e)
-        }
-        other => other,
-    }
-}
-
-/// Parses without the two loader checks: a placeholder action stands in for none, and
-/// `enableHierarchy` flags are taken out before parsing and set afterwards. `refused` is
-/// returned when the text is not a mapping to rewrite.
-fn parse_as_built_in_code(
-    text: &str,
-    refused: ConfigError,
-) -> Result<SchedulerConfig, ConfigError> {
-    let Ok(Value::Object(mut doc)) = serde_saphyr::from_str::<Value>(text) else {
-        return Err(refused);
-    };
-    let no_actions = doc
-        .get("actions")
-        .and_then(Value::as_str)
-        .is_none_or(|a| a.trim().is_empty());
-    if no_actions {
-        doc.insert("actions".into(), Value::from(PLACEHOLDER_ACTION));
-    }
-    let mut hierarchical = Vec::new();
-    let tiers = doc
-        .get_mut("tiers")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten();
-    for (ti, tier) in tiers.enumerate() {
-        let plugins = tier
-            .get_mut("plugins")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten();
-        for (pi, plugin) in plugins.enumerate() {
-            let flag = plugin
-                .as_object_mut()
-                .and_then(|p| p.remove("enableHierarchy"));
-            if flag.is_some_and(|v| {
-                v.as_bool().or_else(|| v.as_str().and_then(parse_go_bool)) == Some(true)
-            }) {
-                hierarchical.push((ti, pi));
-            }
-        }
-    }
-    let mut conf = SchedulerConfig::parse(&Value::Object(doc).to_string())?;
-    if no_actions {
-        conf.actions.clear();
-    }
-    for (ti, pi) in hierarchical {
-        if let Some(p) = conf.tiers.get_mut(ti).and_then(|t| t.plugins.get_mut(pi)) {
-            p.enable_hierarchy = true;
-        }
-    }
-    Ok(conf)
+    SchedulerConfig::parse_as_code(text)
 }
 
 #[cfg(test)]
@@ -116,6 +54,5 @@ mod tests {
             parse_scenario_conf("- a\n"),
             Err(ConfigError::Yaml(_))
         ));
-        assert_eq!(parse_scenario_conf("").unwrap_err(), ConfigError::NoActions);
     }
 }

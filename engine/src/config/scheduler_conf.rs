@@ -206,8 +206,19 @@ fn bool_of(v: &Value) -> Option<bool> {
 
 impl SchedulerConfig {
     /// Parses and checks the text: YAML, action names, flag types, the drf-hierarchy conflict.
-    /// Plugin names and arguments are checked against a registry by `Framework::new`.
+    /// Plugin names and arguments are checked against a registry by `validate_plugins`.
     pub fn parse(text: &str) -> Result<SchedulerConfig, ConfigError> {
+        Self::parse_with(text, true)
+    }
+
+    /// Parses as Volcano's Go tests build a configuration in code: past the two checks of the
+    /// YAML loader (an empty `actions` list is allowed, and hierarchical drf may sit beside
+    /// proportion). For conformance scenarios, never for an operator's file.
+    pub fn parse_as_code(text: &str) -> Result<SchedulerConfig, ConfigError> {
+        Self::parse_with(text, false)
+    }
+
+    fn parse_with(text: &str, loader_checks: bool) -> Result<SchedulerConfig, ConfigError> {
         let raw: RawConf = serde_saphyr::from_str(text).map_err(|e| {
             ConfigError::Yaml(
                 e.to_string()
@@ -218,7 +229,12 @@ impl SchedulerConfig {
             )
         })?;
         let mut actions = Vec::new();
-        for a in raw.actions.split(',') {
+        let no_actions = raw.actions.trim().is_empty();
+        for a in raw
+            .actions
+            .split(',')
+            .filter(|_| loader_checks || !no_actions)
+        {
             let a = a.trim();
             if a.is_empty() {
                 if raw.actions.trim().is_empty() {
@@ -276,7 +292,7 @@ impl SchedulerConfig {
             let drf_hier = plugins
                 .iter()
                 .any(|p| p.name == "drf" && p.enable_hierarchy);
-            if drf_hier && plugins.iter().any(|p| p.name == "proportion") {
+            if loader_checks && drf_hier && plugins.iter().any(|p| p.name == "proportion") {
                 return Err(ConfigError::HierarchyConflict(ti));
             }
             tiers.push(Tier { plugins });
@@ -392,6 +408,17 @@ mod tests {
         );
         assert!(msg.contains("line"), "{msg}");
         assert!(!msg.contains('\n'));
+    }
+
+    #[test]
+    fn code_built_configurations_skip_the_loader_checks() {
+        let c = SchedulerConfig::parse_as_code(
+            "actions: ''\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n  - name: proportion\n",
+        )
+        .unwrap();
+        assert!(c.actions.is_empty());
+        assert!(c.hierarchy_enabled("drf"));
+        assert!(SchedulerConfig::parse_as_code("actions: nosuch\n").is_err());
     }
 
     #[test]
