@@ -8,7 +8,7 @@ use fixedbitset::FixedBitSet;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
-use super::{LabelIndex, NodeTable, QueueTable, Snapshot};
+use super::{LabelIndex, NodeTable, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue,
     ResourceList,
@@ -134,6 +134,7 @@ impl SnapshotBuilder {
         let mut snap = Snapshot::default();
         self.build_nodes(&mut snap.nodes);
         snap.labels = LabelIndex::build(snap.nodes.labels.iter(), snap.nodes.len());
+        snap.taints = TaintIndex::build(snap.nodes.taints.iter(), snap.nodes.len());
         for a in &snap.nodes.allocatable {
             snap.total.add(a);
         }

@@ -10,6 +10,7 @@ mod jobs;
 mod label_index;
 mod nodes;
 mod queues;
+mod taint_index;
 mod tasks;
 
 pub use build::{
@@ -21,6 +22,7 @@ pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
 pub use nodes::NodeTable;
 pub use queues::QueueTable;
+pub use taint_index::TaintIndex;
 pub use tasks::TaskTable;
 
 use crate::model::{JobId, Resource, TaskId};
@@ -36,6 +38,8 @@ pub struct Snapshot {
     pub hyper_nodes: HyperNodeTable,
     /// Node label index: bitmaps of nodes per `key=value` and per key.
     pub labels: LabelIndex,
+    /// Node taint index: bitmaps of nodes per taint and of nodes that repel pods.
+    pub taints: TaintIndex,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).
     pub total: Resource,
 }

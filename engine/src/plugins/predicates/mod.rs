@@ -182,6 +182,7 @@ impl Predicates {
             }
         }
         if self.args.taint_toleration
+            && c.ssn.snap.taints.repels(node)
             && record(
                 &mut statuses,
                 taint_toleration::filter(pod, &nodes.taints[node.idx()]),
