@@ -8,10 +8,10 @@ use fixedbitset::FixedBitSet;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
-use super::{LabelIndex, NodeTable, QueueTable, Snapshot, TaintIndex};
+use super::{LabelIndex, NodeTable, NodeUsage, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
-    HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue,
-    ResourceList,
+    HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{
     Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus,
@@ -36,6 +36,8 @@ pub struct SnapshotBuilder {
     queues: Vec<Arc<Queue>>,
     priority_classes: Vec<Arc<PriorityClass>>,
     hyper_nodes: Vec<Arc<HyperNode>>,
+    pdbs: Vec<Arc<PodDisruptionBudget>>,
+    node_metrics: Vec<Arc<NodeMetrics>>,
     default_queue: String,
 }
 
@@ -127,12 +129,21 @@ impl SnapshotBuilder {
         self.hyper_nodes.push(hn);
         self
     }
+    pub fn pdb(&mut self, pdb: Arc<PodDisruptionBudget>) -> &mut Self {
+        self.pdbs.push(pdb);
+        self
+    }
+    pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
+        self.node_metrics.push(m);
+        self
+    }
 
     /// Builds the snapshot. Objects the scheduler would skip (a PodGroup whose queue does not
     /// exist, a pod on an unknown node) are left out of the tables, as Volcano does.
     pub fn build(&self) -> Snapshot {
         let mut snap = Snapshot::default();
         self.build_nodes(&mut snap.nodes);
+        snap.pdbs = self.pdbs.clone();
         snap.labels = LabelIndex::build(snap.nodes.labels.iter(), snap.nodes.len());
         snap.taints = TaintIndex::build(snap.nodes.taints.iter(), snap.nodes.len());
         for a in &snap.nodes.allocatable {
@@ -165,6 +176,19 @@ impl SnapshotBuilder {
                 }
             }
             t.images.push(Arc::new(images));
+        }
+        t.usage = vec![None; t.name.len()];
+        for m in &self.node_metrics {
+            let Some(n) = t.id(&m.metadata.name) else {
+                continue;
+            };
+            let used = Resource::from_list(&m.usage);
+            let alloc = &t.allocatable[n.idx()];
+            let pct = |u: f64, a: f64| if a > 0.0 { u * 100.0 / a } else { 0.0 };
+            t.usage[n.idx()] = Some(NodeUsage {
+                cpu_percent: pct(used.milli_cpu, alloc.milli_cpu),
+                memory_percent: pct(used.memory, alloc.memory),
+            });
         }
     }
 
