@@ -203,3 +203,19 @@ fn example_cluster_places_what_fits_and_explains_what_does_not() {
         assert!(waiting.contains(reason), "no {reason:?} in:\n{out}");
     }
 }
+
+#[test]
+fn preemption_example_evicts_in_cycle_one_and_binds_the_preemptor_in_cycle_two() {
+    let o = tephra(&["simulate", "examples/preemption.yaml", "--cycles", "2"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (first, second) = out.split_once("cycle 2\n").expect("two cycles");
+    assert!(first.contains("  evicted:\n    ns/l2 (preempt)\n"), "{out}");
+    assert!(
+        first.contains("  pipelined (waiting for resources being released):\n    ns/h -> n1\n"),
+        "{out}"
+    );
+    assert!(first.contains("once resource is released"), "{out}");
+    assert!(second.contains("  placed:\n    ns/h -> n1\n"), "{out}");
+    assert!(!second.contains("evicted"), "{out}");
+}
