@@ -5,7 +5,7 @@
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{Plugin, SessionState};
 use crate::model::TaskId;
-use crate::selector::matches_label_selector;
+use crate::selector::Selector;
 
 /// The plugin (no arguments).
 #[derive(Debug, Default)]
@@ -30,13 +30,13 @@ fn within_budgets(ssn: &SessionState, tasks: &[TaskId]) -> Vec<TaskId> {
         }
         let mut violated = false;
         for (i, pdb) in pdbs.iter().enumerate() {
-            let Some(sel) = &pdb.spec.selector else {
+            // A nil, empty or invalid selector matches nothing.
+            let Ok(sel) = Selector::from_label_selector(pdb.spec.selector.as_ref()) else {
                 continue;
             };
-            let empty = sel.match_labels.is_empty() && sel.match_expressions.is_empty();
             if pdb.metadata.namespace != pod.metadata.namespace
-                || empty
-                || !matches_label_selector(sel, &pod.metadata.labels)
+                || sel.is_empty()
+                || !sel.matches(&pod.metadata.labels)
                 || pdb.status.disrupted_pods.contains_key(&pod.metadata.name)
             {
                 continue;

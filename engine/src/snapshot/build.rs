@@ -16,7 +16,7 @@ use crate::api::{
 use crate::model::{
     Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus,
 };
-use crate::selector;
+use crate::selector::Selector;
 
 /// Annotation naming a pod's PodGroup.
 pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
@@ -39,6 +39,11 @@ pub struct SnapshotBuilder {
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     default_queue: String,
+}
+
+/// True when `sel` parses and matches `labels` (a selector that does not parse selects nothing).
+fn selects(sel: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
 }
 
 /// Go's `strconv.ParseBool`.
@@ -401,8 +406,8 @@ impl SnapshotBuilder {
                     if policy.match_label_keys.is_empty() {
                         continue;
                     }
-                    if let Some(sel) = &policy.label_selector
-                        && !selector::matches_label_selector(sel, &pod.metadata.labels)
+                    if policy.label_selector.is_some()
+                        && !selects(policy.label_selector.as_ref(), &pod.metadata.labels)
                     {
                         continue;
                     }
@@ -490,17 +495,21 @@ impl SnapshotBuilder {
                     }
                     continue;
                 }
+                // Go's regexp.MatchString: an unanchored search; a bad pattern matches nothing.
+                let regex = sel
+                    .regex_match
+                    .as_ref()
+                    .and_then(|r| regex::Regex::new(&r.pattern).ok());
+                // An empty label selector matches nothing here.
+                let labels = sel
+                    .label_match
+                    .as_ref()
+                    .filter(|l| !l.match_labels.is_empty() || !l.match_expressions.is_empty());
                 for n in nodes.ids() {
                     let name = &nodes.name[n.idx()];
                     let hit = sel.exact_match.as_ref().is_some_and(|e| &e.name == name)
-                        || sel
-                            .regex_match
-                            .as_ref()
-                            .is_some_and(|r| selector::regex_match(&r.pattern, name))
-                        || sel.label_match.as_ref().is_some_and(|l: &LabelSelector| {
-                            (!l.match_labels.is_empty() || !l.match_expressions.is_empty())
-                                && selector::matches_label_selector(l, &nodes.labels[n.idx()])
-                        });
+                        || regex.as_ref().is_some_and(|re| re.is_match(name))
+                        || labels.is_some_and(|l| selects(Some(l), &nodes.labels[n.idx()]));
                     if hit {
                         direct[i].insert(n.idx());
                     }
