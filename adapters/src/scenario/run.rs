@@ -19,7 +19,7 @@ fn session_options() -> SessionOptions {
     SessionOptions {
         now: START_TIME,
         uid: "tephra-conformance".into(),
-        node_sampling: None,
+        ..Default::default()
     }
 }
 

@@ -46,6 +46,11 @@ pub struct SessionOptions {
     pub uid: String,
     /// `None`: consider every feasible node (tephra's default); `Some`: Volcano's sampling.
     pub node_sampling: Option<NodeSampling>,
+    /// Turns off the per-cycle equivalence-class caches (predicate results and score columns
+    /// shared by tasks of one scheduling signature), so every task takes the plain per-node
+    /// path. The plain path is the reference: decisions must be the same either way, and the
+    /// determinism tests compare both. Nothing is cached yet, so today both paths are one.
+    pub disable_class_caches: bool,
 }
 
 #[cfg(test)]
