@@ -1,6 +1,7 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`) out; benchmark workloads.
+//! command line (`simulate`, `conformance`, `gen`, `bench`) out.
 
+pub mod bench;
 pub mod cli;
 pub mod conformance;
 mod input_error;
