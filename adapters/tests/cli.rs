@@ -221,8 +221,8 @@ fn example_cluster_places_what_fits_and_explains_what_does_not() {
 }
 
 #[test]
-fn gen_writes_a_gzip_stream_that_bench_loads_with_the_same_decisions_as_in_memory() {
-    let dir = Scratch::new("gen-bench", &[]);
+fn gen_writes_a_gzip_stream_that_bench_runs_alike_at_1_and_2_threads() {
+    let dir = Scratch::new("gen-bench", &[("README", "scratch")]);
     let file = dir.path("c.json.gz");
     let generated = tephra(&[
         "gen",
