@@ -1,14 +1,17 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`) out.
+//! command line (`simulate`, `conformance`, `gen`, `bench`) out.
 
+pub mod bench;
 pub mod cli;
 pub mod conformance;
 mod input_error;
 pub mod manifest;
 pub mod offline;
+mod progress;
 pub mod scenario;
 pub mod simulate;
 #[cfg(test)]
 mod test_dir;
+pub mod workload;
 
 pub use input_error::InputError;
