@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState};
+use crate::framework::{EvictionContext, EvictionKind, Plugin, SessionState};
 use crate::model::{JobId, SubJobId, TaskId};
 
 /// The plugin (no arguments).
@@ -61,6 +61,29 @@ impl Plugin for Priority {
                 None => false,
                 Some(cj) if cj != pj => jobs.priority[cj.idx()] < jobs.priority[pj.idx()],
                 Some(_) => tasks.priority[c.idx()] < tasks.priority[preemptor.idx()],
+            })
+            .collect();
+        Some(victims)
+    }
+
+    /// Gang preemption takes only from jobs of lower priority than the preemptor's; reclaim is
+    /// about queue fairness, so priority lets every candidate through.
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        if ctx.kind == EvictionKind::GangReclaim {
+            return Some(candidates.to_vec());
+        }
+        let prio = &ssn.snap.jobs.priority;
+        let victims = candidates
+            .iter()
+            .copied()
+            .filter(|&c| {
+                ssn.job_of(c)
+                    .is_some_and(|cj| prio[cj.idx()] < prio[ctx.job.idx()])
             })
             .collect();
         Some(victims)

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::tasks::allocate_resources_for_tasks;
 use super::worksheet::Worksheet;
 use crate::actions::PriorityQueue;
-use crate::framework::{Op, Session, Statement};
+use crate::framework::{Op, SearchPurpose, Session, Statement};
 use crate::model::{HyperNodeId, JobId, SubJobId, TaskId};
 
 /// Decisions to apply when a job's statement is committed (Volcano's allocate recorder).
@@ -61,7 +61,7 @@ pub fn allocate_for_job(
         .iter()
         .map(|&s| (s, ssn.state.sub_job_allocated_hyper_node[s.idx()]))
         .collect();
-    for gradient in ssn.hyper_node_gradient_for_job(job, top) {
+    for gradient in ssn.hyper_node_gradient_for_job(job, top, SearchPurpose::Allocate) {
         let mut cands: Vec<Candidate<Worksheet>> = Vec::new();
         for hn in gradient {
             ssn.state.job_fit_errors[job.idx()].clear();
@@ -144,7 +144,7 @@ fn allocate_for_sub_job(
         return (None, 0.0);
     }
     let snap = ssn.state.snap.clone();
-    for gradient in ssn.hyper_node_gradient_for_sub_job(sj, hn_job) {
+    for gradient in ssn.hyper_node_gradient_for_sub_job(sj, hn_job, SearchPurpose::Allocate) {
         let mut cands: Vec<Candidate<PriorityQueue<TaskId>>> = Vec::new();
         for hn in gradient {
             for t in &snap.sub_jobs.tasks[sj.idx()] {

@@ -57,7 +57,7 @@ pub fn allocate_resources_for_tasks(
             break;
         }
         let mut found = Vec::new();
-        let nominated = &snap.tasks.pod[t.idx()].status.nominated_node_name;
+        let nominated = ssn.state.nominated_node_name(t);
         if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
             && ssn
                 .state
