@@ -120,7 +120,7 @@ fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
 }
 
 /// Allocate when the task fits idle, pipeline when it fits future idle.
-fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
+pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
     let req = ssn.state.resreq(t).clone();
     if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
         stmt.allocate(ssn, t, n)
