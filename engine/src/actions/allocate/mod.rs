@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use hyper_node::{Recorder, allocate_for_job};
 use nomination::allocate_from_nomination;
 use tasks::allocate_resources_for_tasks;
+pub(super) use tasks::prioritize;
 pub use worksheet::QUEUE_ALLOCATION_GATE;
-use worksheet::Worksheet;
+pub(super) use worksheet::Worksheet;
 
 use super::PriorityQueue;
 use crate::framework::Session;

@@ -107,7 +107,7 @@ pub fn allocate_resources_for_tasks(
 
 /// Nodes where the task fits idle now are preferred over those where it fits only once
 /// releasing resources are freed; within a group the best score wins.
-fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
+pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
     let req = ssn.state.resreq(t);
     let (idle, future): (Vec<NodeId>, Vec<NodeId>) = found
         .iter()

@@ -396,6 +396,24 @@ mod tests {
     }
 
     #[test]
+    fn gang_reclaim_takes_from_a_queue_only_while_it_is_above_its_deserved_share() {
+        let ssn = over_deserved();
+        let ctx = |kind| crate::framework::EvictionContext {
+            kind,
+            job: job(&ssn, "ns1/pg6"),
+        };
+        let both = tasks(&ssn, &["ns1/p5", "ns1/p6"]);
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangReclaim), &both),
+            tasks(&ssn, &["ns1/p5"])
+        );
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangPreempt), &both),
+            both
+        );
+    }
+
+    #[test]
     fn queue_at_its_deserved_share_on_every_requested_dimension_is_not_preemptive() {
         let ssn = over_deserved();
         assert!(!ssn.preemptive(queue(&ssn, "q3"), &[task(&ssn, "ns1/p7")]));
