@@ -16,7 +16,7 @@ pub enum BundleKind {
 }
 
 /// Candidate victims of one job, evicted together.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Bundle {
     pub kind: BundleKind,
     pub job: JobId,
@@ -202,7 +202,7 @@ fn score_against(res: &Resource, need: &Resource, cap: bool) -> f64 {
 
 /// Return on eviction: how much of `need` the bundle covers locally per unit of what it costs
 /// globally; free (a safe bundle) is infinitely good.
-pub fn roi(b: &Bundle, need: &Resource) -> f64 {
+fn roi(b: &Bundle, need: &Resource) -> f64 {
     let global = score_against(&b.global, need, false);
     if global == 0.0 {
         f64::INFINITY
@@ -386,6 +386,40 @@ mod tests {
             [
                 (BundleKind::Safe, vec!["w1".to_string()]),
                 (BundleKind::Whole, vec!["ps".to_string(), "w2".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sub_group_at_its_minimum_keeps_ready_sub_jobs_whole_but_a_broken_one_is_safe() {
+        // Sub-group g needs 2 ready sub-jobs of 2 pods; sub-job 1 is already short of a pod,
+        // 2 and 3 are ready. The gang (minMember 3, 5 running) could spare 2 pods, but only
+        // the broken sub-job can lose one without taking g below its minimum.
+        let mut yaml = "kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '64', memory: 64Gi, pods: '110'}}\n---\nkind: PodGroup\nmetadata: {name: v, namespace: ns}\nspec: {queue: q, minMember: 3, subGroupPolicy: [{name: g, subGroupSize: 2, minSubGroups: 2, matchLabelKeys: [sg]}]}\nstatus: {phase: Running}\n".to_string();
+        for (name, sg, prio) in [
+            ("a1", 1, 1),
+            ("b1", 2, 2),
+            ("b2", 2, 3),
+            ("c1", 3, 4),
+            ("c2", 3, 5),
+        ] {
+            yaml += &format!(
+                "---\nkind: Pod\nmetadata: {{name: {name}, namespace: ns, uid: ns-{name}, labels: {{sg: '{sg}'}}, annotations: {{scheduling.k8s.io/group-name: v}}}}\nspec: {{nodeName: n1, priority: {prio}, containers: [{{name: c0, resources: {{requests: {{cpu: '1', memory: 1Gi}}}}}}]}}\nstatus: {{phase: Running}}\n"
+            );
+        }
+        let ssn = Harness::new(CONF)
+            .queue("q", 1)
+            .manifests(&yaml)
+            .open()
+            .unwrap();
+        let snap = &ssn.state.snap;
+        let local = ["ns/a1", "ns/b1", "ns/c1"].map(|k| snap.task_id(k).unwrap());
+        let bundles = for_victim_job(&ssn.state, job(&ssn, "ns/v"), local.to_vec());
+        assert_eq!(
+            shape(&ssn, &bundles),
+            [
+                (BundleKind::Safe, vec!["a1".to_string()]),
+                (BundleKind::Whole, vec!["b1".to_string(), "c1".to_string()]),
             ]
         );
     }
