@@ -36,8 +36,9 @@ pub fn allocate_from_nomination(
     Some(stmt)
 }
 
-/// Each task (in task order) with its nominated node, while every one is allocatable in the
-/// queue, nominated inside `pinned` and passes the allocate predicates there.
+/// Each task (in task order) with its nominated node, while the pinned hyper-node still has
+/// nodes and every task is allocatable in the queue, nominated inside it and passes the
+/// allocate predicates there.
 fn nominated_nodes(
     ssn: &Session,
     sj: SubJobId,
@@ -47,6 +48,9 @@ fn nominated_nodes(
 ) -> Option<Vec<(TaskId, NodeId)>> {
     let snap = &ssn.state.snap;
     let leaves = &snap.hyper_nodes.real_node_list[pinned.idx()];
+    if leaves.is_empty() {
+        return None;
+    }
     let queue = snap.jobs.queue[snap.sub_jobs.job[sj.idx()].idx()];
     let mut helper = PredicateHelper::new(error_cache);
     let mut preview = tasks.clone();
