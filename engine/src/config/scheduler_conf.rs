@@ -80,12 +80,14 @@ pub enum Point {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginOption {
     pub name: String,
-    flags: BTreeMap<&'static str, bool>,
+    /// One flag per `Point`, indexed by the point (dispatchers read it per plugin per call).
+    flags: [bool; FLAGS.len()],
     pub enable_hierarchy: bool,
     pub arguments: Arguments,
 }
 
-/// YAML keys of the enable flags, the point each gates, and whether an unset flag means true.
+/// YAML keys of the enable flags, the point each gates (in `Point` order), and whether an unset
+/// flag means true.
 const FLAGS: [(&str, Point, bool); 24] = [
     ("enableJobOrder", Point::JobOrder, true),
     ("enableJobReady", Point::JobReady, true),
@@ -118,7 +120,7 @@ impl PluginOption {
     pub fn new(name: &str) -> Self {
         PluginOption {
             name: name.to_string(),
-            flags: FLAGS.iter().map(|(k, _, d)| (*k, *d)).collect(),
+            flags: FLAGS.map(|(_, _, d)| d),
             enable_hierarchy: false,
             arguments: Arguments::default(),
         }
@@ -126,17 +128,14 @@ impl PluginOption {
 
     /// Whether this entry's function for `point` is used by the dispatchers.
     pub fn enabled(&self, point: Point) -> bool {
-        FLAGS
-            .iter()
-            .find(|f| f.1 == point)
-            .is_some_and(|(k, _, d)| self.flags.get(k).copied().unwrap_or(*d))
+        self.flags[point as usize]
     }
 
     /// Sets a flag by its YAML key; false when the key is not a flag.
     pub fn set_flag(&mut self, key: &str, value: bool) -> bool {
         match FLAGS.iter().find(|f| f.0 == key) {
-            Some((k, _, _)) => {
-                self.flags.insert(k, value);
+            Some((_, point, _)) => {
+                self.flags[*point as usize] = value;
                 true
             }
             None if key == "enableHierarchy" => {
@@ -365,6 +364,13 @@ mod tests {
             "enabledClusterOrder is not defaulted"
         );
         assert!(!gang.enable_hierarchy, "enableHierarchy is not defaulted");
+    }
+
+    #[test]
+    fn flag_table_follows_point_order() {
+        for (i, (_, point, _)) in FLAGS.iter().enumerate() {
+            assert_eq!(*point as usize, i);
+        }
     }
 
     #[test]
