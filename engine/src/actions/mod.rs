@@ -3,6 +3,7 @@
 
 mod allocate;
 mod backfill;
+mod class_cache;
 mod enqueue;
 mod gang_eviction;
 mod gangpreempt;

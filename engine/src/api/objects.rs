@@ -126,7 +126,7 @@ pub struct Affinity {
 }
 
 /// `v1.NodeAffinity`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeAffinity {
     pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
@@ -134,14 +134,14 @@ pub struct NodeAffinity {
 }
 
 /// `v1.NodeSelector`: terms are ORed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelector {
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
 /// `v1.NodeSelectorTerm`: requirements are ANDed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorTerm {
     pub match_expressions: Vec<NodeSelectorRequirement>,
@@ -149,7 +149,7 @@ pub struct NodeSelectorTerm {
 }
 
 /// `v1.NodeSelectorRequirement`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeSelectorRequirement {
     pub key: String,
@@ -158,7 +158,7 @@ pub struct NodeSelectorRequirement {
 }
 
 /// `v1.PreferredSchedulingTerm`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PreferredSchedulingTerm {
     pub weight: i32,
@@ -192,7 +192,7 @@ pub struct WeightedPodAffinityTerm {
 }
 
 /// `v1.Toleration`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Toleration {
     pub key: String,

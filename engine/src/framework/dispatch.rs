@@ -146,6 +146,14 @@ impl Session {
         Some(sum)
     }
 
+    /// NodeLocal (tephra's own point, no enable flag): true when every plugin is node-local for
+    /// `task`, so its node ranking may be shared by tasks of the same signature.
+    pub fn node_local(&self, task: TaskId) -> bool {
+        self.all_by_tier()
+            .flatten()
+            .all(|p| p.node_local(&self.state, task))
+    }
+
     /// BestNode: the first plugin that names a node wins.
     pub fn best_node(&self, task: TaskId, scores: &[(NodeId, f64)]) -> Option<NodeId> {
         self.enabled(Point::BestNode)

@@ -194,6 +194,16 @@ pub trait Plugin: Send + Sync {
         None
     }
 
+    /// Whether this plugin's predicate and node scores for `task` are node-local: they depend
+    /// only on the task's scheduling signature (requests, node selector, node affinity,
+    /// tolerations, host ports, images) and on each node's own state, so a change on one node
+    /// changes nothing on another. Then tasks of one signature share a cached node ranking
+    /// (`actions::class_cache`). The safe default is `false`; plugins without predicate or
+    /// score hooks answer `true`.
+    fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        false
+    }
+
     /// Preemption dry run: `preemptor`'s simulated view starts here; `simulate_*_task` change
     /// it and `simulation_end` drops the changes (Volcano works on a copy of the cycle state).
     fn simulation_begin(&self, ssn: &SessionState, preemptor: TaskId) {}

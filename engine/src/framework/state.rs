@@ -43,6 +43,9 @@ pub struct SessionState {
     pub node_pipelined: Vec<Resource>,
     /// Tasks accounted on each node, in the order they were added.
     pub node_tasks: Vec<Vec<TaskId>>,
+    /// Every node whose accounting changed this session, in order (node-search caches replay
+    /// it to re-rank only what changed).
+    pub node_changes: Vec<NodeId>,
     pub job_counts: Vec<StatusCounts>,
     pub sub_job_counts: Vec<StatusCounts>,
     /// Σ Resreq of allocated-status tasks.
@@ -88,6 +91,7 @@ impl SessionState {
             node_releasing: vec![Resource::empty(); nn],
             node_pipelined: vec![Resource::empty(); nn],
             node_tasks: vec![Vec::new(); nn],
+            node_changes: Vec::new(),
             job_counts: vec![[0; 10]; nj],
             sub_job_counts: vec![[0; 10]; ns],
             job_allocated: vec![Resource::empty(); nj],
@@ -136,6 +140,7 @@ impl SessionState {
                 }
             }
         }
+        st.node_changes.clear();
         st
     }
 
@@ -237,6 +242,7 @@ impl SessionState {
         }
         self.task_node_status[t.idx()] = Some(status);
         self.node_tasks[i].push(t);
+        self.node_changes.push(n);
         Ok(())
     }
 
@@ -264,6 +270,7 @@ impl SessionState {
         if let Some(pos) = self.node_tasks[i].iter().position(|&x| x == t) {
             self.node_tasks[i].remove(pos);
         }
+        self.node_changes.push(n);
     }
 
     /// `NodeInfo.UpdateTask`: remove, then add with the current status.

@@ -89,6 +89,11 @@ impl Plugin for Binpack {
         "binpack"
     }
 
+    /// Its node score reads only the node's own accounting.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn node_order(
         &self,
         ssn: &SessionState,

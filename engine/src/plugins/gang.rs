@@ -47,6 +47,11 @@ impl Plugin for Gang {
         "gang"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn job_valid(&self, ssn: &SessionState, job: JobId) -> Option<JobInvalid> {
         if !ssn.check_task_valid(job) || !ssn.check_sub_job_valid(job) {
             return Some(JobInvalid {

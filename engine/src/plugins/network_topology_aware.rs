@@ -276,6 +276,14 @@ impl Plugin for NetworkTopologyAware {
         Some(self.gradient(ssn, hn, tier, allocated, &min, purpose))
     }
 
+    /// Node scores depend on hyper-node totals (which every placement in the hyper-node moves)
+    /// or on the job's allocated hyper-node: node-local only when it scores nothing.
+    fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        let topology = ssn.snap.tasks.sub_job[task.idx()]
+            .is_some_and(|s| ssn.sub_job_topology[s.idx()].is_some());
+        !topology && !self.normal_pod_enable
+    }
+
     fn hyper_node_order(
         &self,
         ssn: &SessionState,

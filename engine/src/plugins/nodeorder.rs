@@ -140,6 +140,8 @@ pub struct NodeOrder {
     weights: Weights,
     view: ClusterView,
     images: ImageSpread,
+    /// Some node has a `PreferNoSchedule` taint (then taint scores are normalised across nodes).
+    prefer_no_schedule: bool,
 }
 
 /// Builds the plugin from its arguments.
@@ -148,6 +150,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         weights: Weights::parse(args)?,
         view: ClusterView::default(),
         images: ImageSpread::default(),
+        prefer_no_schedule: false,
     }))
 }
 
@@ -165,6 +168,36 @@ impl Plugin for NodeOrder {
             .any(|p| p.name == "predicates");
         self.view = ClusterView::open(ssn, predicates);
         self.images = ImageSpread::of(ssn.snap.nodes.images.iter().map(|i| i.as_ref()));
+        self.prefer_no_schedule = ssn
+            .snap
+            .nodes
+            .taints
+            .iter()
+            .flatten()
+            .any(|t| t.effect == "PreferNoSchedule");
+    }
+
+    /// Node-local unless a scorer that is normalised across nodes or reads other nodes' pods
+    /// has something to score: preferred node affinity, inter-pod affinity, topology spread,
+    /// `PreferNoSchedule` taints. Resource scorers and image locality read one node.
+    fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        let w = &self.weights;
+        let pod = &ssn.snap.tasks.pod[task.idx()];
+        let preferred = pod
+            .spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .is_some_and(|na| {
+                !na.preferred_during_scheduling_ignored_during_execution
+                    .is_empty()
+            });
+        let pod_affinity =
+            self.view.info(task).has_pod_affinity || !self.view.nodes_with_affinity().is_empty();
+        (w.node_affinity == 0 || !preferred)
+            && (w.pod_affinity == 0 || !pod_affinity)
+            && (w.pod_topology_spread == 0 || pod.spec.topology_spread_constraints.is_empty())
+            && (w.taint_toleration == 0 || !self.prefer_no_schedule)
     }
 
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {

@@ -4,7 +4,7 @@
 use super::{job_resources, unschedulable_event};
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{Plugin, SessionState, Vote};
-use crate::model::{JobId, Resource};
+use crate::model::{JobId, Resource, TaskId};
 
 /// `overcommit-factor` when unset or below 1.
 const DEFAULT_FACTOR: f64 = 1.2;
@@ -43,6 +43,11 @@ fn reserved_at_open(ssn: &SessionState, j: JobId) -> Option<Resource> {
 impl Plugin for Overcommit {
     fn name(&self) -> &str {
         "overcommit"
+    }
+
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
     }
 
     fn on_session_open(&mut self, ssn: &SessionState) {

@@ -58,6 +58,11 @@ impl Plugin for Pdb {
         "pdb"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn preemptable(
         &self,
         ssn: &SessionState,

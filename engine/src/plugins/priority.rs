@@ -29,6 +29,11 @@ impl Plugin for Priority {
         "priority"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn task_order(&self, ssn: &SessionState, l: TaskId, r: TaskId) -> Ordering {
         let p = &ssn.snap.tasks.priority;
         p[r.idx()].cmp(&p[l.idx()])

@@ -258,6 +258,11 @@ impl Plugin for Rescheduling {
         "rescheduling"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     /// Active only when `interval` has passed since the last run (a scheduler-wide timer).
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.active = ssn

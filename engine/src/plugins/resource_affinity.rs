@@ -49,6 +49,12 @@ impl Plugin for ResourceAffinity {
         "resource-affinity"
     }
 
+    /// Node-local only without a preferred group: the group comes from the job, which the
+    /// node-search signature does not include.
+    fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        self.preferred(ssn, task).is_none()
+    }
+
     fn predicate(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Result<(), FitError> {
         match self.preferred(ssn, task) {
             Some(group) if self.require_match && !Self::matches(ssn, node, group) => {

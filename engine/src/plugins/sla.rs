@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{Plugin, SessionState, Vote};
-use crate::model::{JobId, parse_go_duration};
+use crate::model::{JobId, TaskId, parse_go_duration};
 
 /// Argument and PodGroup annotation names of the waiting time.
 pub const WAITING_TIME_KEY: &str = "sla-waiting-time";
@@ -62,6 +62,11 @@ impl Sla {
 impl Plugin for Sla {
     fn name(&self) -> &str {
         "sla"
+    }
+
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
     }
 
     fn job_order(&self, ssn: &SessionState, l: JobId, r: JobId) -> Ordering {

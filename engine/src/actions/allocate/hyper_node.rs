@@ -8,6 +8,7 @@ use super::nomination::allocate_from_nomination;
 use super::tasks::allocate_resources_for_tasks;
 use super::worksheet::Worksheet;
 use crate::actions::PriorityQueue;
+use crate::actions::class_cache::ClassCache;
 use crate::framework::{Op, SearchPurpose, Session, Statement};
 use crate::model::{HyperNodeId, JobId, SubJobId, TaskId};
 
@@ -54,6 +55,7 @@ pub fn allocate_for_job(
     top: HyperNodeId,
     rec: &mut Recorder,
     error_cache: bool,
+    classes: &mut ClassCache,
 ) -> Option<Statement> {
     if ws.is_empty() {
         return None;
@@ -72,7 +74,8 @@ pub fn allocate_for_job(
             let mut score = 0.0;
             while let Some(sj) = attempt.pop_sub_job(ssn) {
                 let mut tasks = attempt.tasks.remove(&sj).unwrap_or_default();
-                let (st, s) = allocate_for_sub_job(ssn, job, sj, &mut tasks, hn, rec, error_cache);
+                let (st, s) =
+                    allocate_for_sub_job(ssn, job, sj, &mut tasks, hn, rec, error_cache, classes);
                 let had_tasks = !tasks.is_empty();
                 attempt.tasks.insert(sj, tasks);
                 if let Some(st) = st.filter(|st| !st.is_empty()) {
@@ -141,6 +144,7 @@ fn allocate_for_sub_job(
     hn_job: HyperNodeId,
     rec: &mut Recorder,
     error_cache: bool,
+    classes: &mut ClassCache,
 ) -> (Option<Statement>, f64) {
     if tasks.is_empty() {
         return (None, 0.0);
@@ -161,7 +165,8 @@ fn allocate_for_sub_job(
                 ssn.state.job_fit_errors[job.idx()].remove(t);
             }
             let mut copy = tasks.clone();
-            if let Some(mut st) = allocate_resources_for_tasks(ssn, sj, &mut copy, hn, error_cache)
+            if let Some(mut st) =
+                allocate_resources_for_tasks(ssn, sj, &mut copy, hn, error_cache, classes)
                 && !st.is_empty()
             {
                 cands.push(Candidate {

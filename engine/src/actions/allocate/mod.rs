@@ -17,6 +17,7 @@ pub use worksheet::QUEUE_ALLOCATION_GATE;
 pub(super) use worksheet::Worksheet;
 
 use super::PriorityQueue;
+use super::class_cache::ClassCache;
 use crate::framework::Session;
 use crate::model::{JobId, QueueId};
 
@@ -61,6 +62,7 @@ pub fn execute(ssn: &mut Session) {
         sheets.insert(j, ws);
     }
     let mut rec = Recorder::default();
+    let mut classes = ClassCache::default();
     while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if ssn.overused(q) {
             continue;
@@ -75,7 +77,8 @@ pub fn execute(ssn: &mut Session) {
             continue;
         };
         if ssn.state.job_contains_hard_topology(job) || snap.jobs.has_sub_group_policy[job.idx()] {
-            if let Some(mut stmt) = allocate_for_job(ssn, job, &mut ws, top, &mut rec, error_cache)
+            if let Some(mut stmt) =
+                allocate_for_job(ssn, job, &mut ws, top, &mut rec, error_cache, &mut classes)
                 && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
@@ -88,9 +91,9 @@ pub fn execute(ssn: &mut Session) {
             && let Some(mut tasks) = ws.tasks.remove(&sj)
         {
             let nominated = allocate_from_nomination(ssn, sj, &mut tasks, error_cache);
-            if let Some(mut stmt) = nominated
-                .or_else(|| allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache))
-                && ssn.job_ready(job)
+            if let Some(mut stmt) = nominated.or_else(|| {
+                allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache, &mut classes)
+            }) && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
                 ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;

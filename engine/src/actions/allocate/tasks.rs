@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::actions::PriorityQueue;
+use crate::actions::class_cache::ClassCache;
 use crate::actions::node_search::{PredicateHelper, allocate_predicate, best_scored_node};
 use crate::framework::{FitError, FitErrors, Session, SessionState, Statement, StatusCode};
 use crate::model::{DimDefault, HyperNodeId, JobId, NodeId, SubJobId, TaskId, TaskStatus};
@@ -16,6 +17,7 @@ pub fn allocate_resources_for_tasks(
     tasks: &mut PriorityQueue<TaskId>,
     hn: HyperNodeId,
     error_cache: bool,
+    classes: &mut ClassCache,
 ) -> Option<Statement> {
     let snap = ssn.state.snap.clone();
     let nodes: &[NodeId] = &snap.hyper_nodes.real_node_list[hn.idx()];
@@ -56,6 +58,9 @@ pub fn allocate_resources_for_tasks(
             }
             break;
         }
+        if has_topology {
+            ssn.state.task_allocated_hyper_node[t.idx()] = allocated_hn;
+        }
         let mut found = Vec::new();
         let nominated = ssn.state.nominated_node_name(t);
         if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
@@ -66,24 +71,41 @@ pub fn allocate_resources_for_tasks(
         {
             found = helper.predicate_nodes(ssn, t, &[nn], allocate_predicate).0;
         }
+        let mut chosen = None;
         if found.is_empty() {
-            let (f, mut errs) = helper.predicate_nodes(ssn, t, nodes, allocate_predicate);
-            if f.is_empty() {
-                if hn != top {
-                    errs.hyper_node = Some(snap.hyper_nodes.name[hn.idx()].clone());
+            // Over all nodes, a task of a cached class takes its class's answer.
+            let cached = if hn == top {
+                classes.best_node(ssn, t)
+            } else {
+                None
+            };
+            let outcome = match cached {
+                Some(answer) => answer.map(Some),
+                None => {
+                    let (f, errs) = helper.predicate_nodes(ssn, t, nodes, allocate_predicate);
+                    found = f;
+                    if found.is_empty() {
+                        Err(errs)
+                    } else {
+                        Ok(None)
+                    }
                 }
-                ssn.state.job_fit_errors[job.idx()].insert(t, errs);
-                if need_continue_allocating(&ssn.state, sj) {
-                    continue;
+            };
+            match outcome {
+                Ok(node) => chosen = node,
+                Err(mut errs) => {
+                    if hn != top {
+                        errs.hyper_node = Some(snap.hyper_nodes.name[hn.idx()].clone());
+                    }
+                    ssn.state.job_fit_errors[job.idx()].insert(t, errs);
+                    if need_continue_allocating(&ssn.state, sj) {
+                        continue;
+                    }
+                    break;
                 }
-                break;
             }
-            found = f;
         }
-        if has_topology {
-            ssn.state.task_allocated_hyper_node[t.idx()] = allocated_hn;
-        }
-        let Some(best) = prioritize(ssn, t, &found) else {
+        let Some(best) = chosen.or_else(|| prioritize(ssn, t, &found)) else {
             continue;
         };
         if let Err(e) = place(ssn, &mut stmt, t, best) {

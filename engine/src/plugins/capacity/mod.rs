@@ -114,6 +114,11 @@ impl Plugin for Capacity {
         "capacity"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.hierarchy = ssn.config.hierarchy_enabled("capacity");
         if !self.hierarchy {

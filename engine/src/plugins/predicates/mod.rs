@@ -299,6 +299,17 @@ impl Plugin for Predicates {
         self.view = ClusterView::open(ssn, true);
     }
 
+    /// Node-local unless inter-pod affinity or topology spread is in play (those read other
+    /// nodes' pods): the pod has (anti-)affinity or spread constraints, or some existing pod's
+    /// required anti-affinity could reject it.
+    fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        let pod = &ssn.snap.tasks.pod[task.idx()];
+        let affinity = self.view.info(task).has_pod_affinity
+            || !self.view.nodes_with_required_anti_affinity().is_empty();
+        !(self.args.pod_affinity && affinity)
+            && !(self.args.pod_topology_spread && !pod.spec.topology_spread_constraints.is_empty())
+    }
+
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
         let c = Cluster::new(ssn, &self.view);
         let mut state = self.state_of(task).as_ref().clone();

@@ -50,6 +50,11 @@ impl Plugin for Proportion {
         "proportion"
     }
 
+    /// No predicate or node score: node search never depends on it.
+    fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+        true
+    }
+
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.queues = attrs::build(ssn);
         deserved::water_fill(&ssn.snap.total, &mut self.queues);

@@ -1,0 +1,252 @@
+//! Equivalence classes for node search. Tasks with the same scheduling signature (requests,
+//! node selector, node affinity, tolerations, host ports, images) rank nodes the same way when
+//! every plugin says its predicate and node scores for them are node-local: they depend only on
+//! the task's signature and on the node's own state. Such a class ranks all nodes once (in
+//! parallel), then re-ranks only the nodes whose accounting changed since it last looked, from
+//! the session's change log. The answer is the plain path's answer: idle fit before future-idle
+//! fit, then the highest score, ties to the first node in table order.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, HashMap};
+
+use rayon::prelude::*;
+
+use super::node_search::allocate_predicate;
+use crate::api::{NodeAffinity, Toleration};
+use crate::framework::{FitError, FitErrors, Session};
+use crate::model::{Dim, DimDefault, NodeId, TaskId};
+
+/// What decides a task's node ranking, for tasks whose plugins are node-local.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Signature {
+    request: (u64, u64, Vec<(Dim, u64)>),
+    node_selector: Vec<(String, String)>,
+    node_affinity: Option<NodeAffinity>,
+    tolerations: Vec<Toleration>,
+    host_ports: Vec<(i32, String, String)>,
+    images: Vec<String>,
+}
+
+impl Signature {
+    fn of(ssn: &Session, t: TaskId) -> Signature {
+        let snap = &ssn.state.snap;
+        let pod = &snap.tasks.pod[t.idx()];
+        let req = &snap.tasks.resreq[t.idx()];
+        let request = (
+            req.milli_cpu.to_bits(),
+            req.memory.to_bits(),
+            req.scalars().map(|(d, v)| (d, v.to_bits())).collect(),
+        );
+        let containers = pod.spec.containers.iter().chain(&pod.spec.init_containers);
+        Signature {
+            request,
+            node_selector: pod
+                .spec
+                .node_selector
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            node_affinity: pod
+                .spec
+                .affinity
+                .as_ref()
+                .and_then(|a| a.node_affinity.clone()),
+            tolerations: pod.spec.tolerations.clone(),
+            host_ports: containers
+                .clone()
+                .flat_map(|c| &c.ports)
+                .filter(|p| p.host_port > 0)
+                .map(|p| (p.host_port, p.host_ip.clone(), p.protocol.clone()))
+                .collect(),
+            images: containers.map(|c| c.image.clone()).collect(),
+        }
+    }
+}
+
+/// A node's standing for one class.
+#[derive(Debug, Clone)]
+enum Rank {
+    Infeasible(FitError),
+    /// `group` 0: fits idle now; 1: fits only future idle.
+    Feasible {
+        group: u8,
+        score: f64,
+    },
+}
+
+/// Orders feasible nodes: idle before future, higher score first, then table order.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    group: u8,
+    score: f64,
+    node: u32,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.group, Reverse(TotalF64(self.score)), self.node).cmp(&(
+            other.group,
+            Reverse(TotalF64(other.score)),
+            other.node,
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TotalF64(f64);
+impl Eq for TotalF64 {}
+impl PartialOrd for TotalF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TotalF64 {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// One class: every node's rank, the feasible ones in order, and how far into the session's
+/// change log the ranks are current.
+#[derive(Debug)]
+struct Class {
+    ranks: Vec<Rank>,
+    order: BTreeSet<Key>,
+    seen: usize,
+}
+
+/// The classes of one session.
+#[derive(Debug, Default)]
+pub struct ClassCache {
+    by_signature: HashMap<Signature, usize>,
+    task_class: HashMap<TaskId, Option<usize>>,
+    classes: Vec<Class>,
+}
+
+/// A node's rank for `t`, exactly as the plain path would see it.
+fn rank(ssn: &Session, t: TaskId, n: NodeId) -> Rank {
+    if let Err(e) = allocate_predicate(ssn, t, n) {
+        return Rank::Infeasible(e);
+    }
+    let req = ssn.state.resreq(t);
+    let group = if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
+        0
+    } else {
+        1
+    };
+    let batch = ssn
+        .batch_node_order(t, &[n])
+        .and_then(|v| v.first().copied())
+        .unwrap_or(0.0);
+    Rank::Feasible {
+        group,
+        score: ssn.node_order(t, n) + batch,
+    }
+}
+
+impl Class {
+    fn set(&mut self, n: NodeId, r: Rank) {
+        if let Rank::Feasible { group, score } = self.ranks[n.idx()] {
+            self.order.remove(&Key {
+                group,
+                score,
+                node: n.0,
+            });
+        }
+        if let Rank::Feasible { group, score } = r {
+            self.order.insert(Key {
+                group,
+                score,
+                node: n.0,
+            });
+        }
+        self.ranks[n.idx()] = r;
+    }
+}
+
+impl ClassCache {
+    /// The task's class, or `None` when it must take the plain path (caches disabled, node
+    /// sampling on, or a plugin that is not node-local for it).
+    fn class_of(&mut self, ssn: &Session, t: TaskId) -> Option<usize> {
+        if let Some(c) = self.task_class.get(&t) {
+            return *c;
+        }
+        let eligible = !ssn.state.options.disable_class_caches
+            && ssn.state.options.node_sampling.is_none()
+            && ssn.node_local(t);
+        let class = eligible.then(|| {
+            let sig = Signature::of(ssn, t);
+            let next = self.classes.len();
+            let id = *self.by_signature.entry(sig).or_insert(next);
+            if id == next {
+                let ranks: Vec<Rank> = (0..ssn.state.snap.nodes.len() as u32)
+                    .into_par_iter()
+                    .map(|n| rank(ssn, t, NodeId(n)))
+                    .collect();
+                let mut class = Class {
+                    ranks: Vec::new(),
+                    order: BTreeSet::new(),
+                    seen: ssn.state.node_changes.len(),
+                };
+                class.order = ranks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, r)| match r {
+                        Rank::Feasible { group, score } => Some(Key {
+                            group: *group,
+                            score: *score,
+                            node: n as u32,
+                        }),
+                        Rank::Infeasible(_) => None,
+                    })
+                    .collect();
+                class.ranks = ranks;
+                self.classes.push(class);
+            }
+            id
+        });
+        self.task_class.insert(t, class);
+        class
+    }
+
+    /// Where the plain path would place `t` among all nodes: `None` when `t` is not in a class
+    /// (take the plain path), `Some(Ok(node))`, or `Some(Err(errors))` when no node fits.
+    pub fn best_node(&mut self, ssn: &Session, t: TaskId) -> Option<Result<NodeId, FitErrors>> {
+        let c = self.class_of(ssn, t)?;
+        let class = &mut self.classes[c];
+        let changes = &ssn.state.node_changes[class.seen..];
+        if !changes.is_empty() {
+            let mut dirty: Vec<NodeId> = changes.to_vec();
+            dirty.sort_unstable();
+            dirty.dedup();
+            let ranks: Vec<Rank> = dirty.par_iter().map(|&n| rank(ssn, t, n)).collect();
+            for (n, r) in dirty.into_iter().zip(ranks) {
+                class.set(n, r);
+            }
+            class.seen = ssn.state.node_changes.len();
+        }
+        Some(match class.order.first() {
+            Some(k) => Ok(NodeId(k.node)),
+            None => {
+                let mut errs = FitErrors::default();
+                for (n, r) in class.ranks.iter().enumerate() {
+                    if let Rank::Infeasible(e) = r {
+                        errs.nodes.insert(NodeId(n as u32), e.clone());
+                    }
+                }
+                Err(errs)
+            }
+        })
+    }
+}
