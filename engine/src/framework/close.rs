@@ -103,7 +103,9 @@ impl Session {
             || conditions_changed(&status.conditions, &old.conditions);
         let ns = snap.jobs.namespace[j.idx()].clone();
         let name = snap.jobs.name[j.idx()].clone();
-        let fit = self.state.job_fit_error(j);
+        // Built only when a message needs it: most jobs at close are running fine.
+        let fit_cell = std::cell::OnceCell::new();
+        let fit = || fit_cell.get_or_init(|| self.state.job_fit_error(j)).clone();
         let pg_object = EventObject::PodGroup {
             namespace: ns.clone(),
             name: name.clone(),
@@ -115,8 +117,9 @@ impl Session {
                 type_: "Warning",
                 reason: "Unschedulable".into(),
                 message: format!(
-                    "{pending}/{} tasks in gang unschedulable: {fit}",
-                    snap.jobs.tasks[j.idx()].len()
+                    "{pending}/{} tasks in gang unschedulable: {}",
+                    snap.jobs.tasks[j.idx()].len(),
+                    fit()
                 ),
             });
         } else if changed {
@@ -169,13 +172,14 @@ impl Session {
                     )
                 }
                 TaskStatus::Pending => ("Unschedulable", self.state.task_fit_message(j, t), None),
-                other => (other.name(), fit.clone(), None),
+                other => (other.name(), fit(), None),
             };
             if message.is_empty() {
-                message = if fit.is_empty() {
+                let f = fit();
+                message = if f.is_empty() {
                     "all nodes are unavailable".into()
                 } else {
-                    fit.clone()
+                    f
                 };
             }
             d.pod_conditions.push(PodConditionUpdate {

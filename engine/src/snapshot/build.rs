@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use fixedbitset::FixedBitSet;
+use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
@@ -248,11 +249,15 @@ impl SnapshotBuilder {
         }
         pgs.sort_by(|a, b| a.0.cmp(&b.0));
         pgs.dedup_by(|a, b| a.0 == b.0);
-        let mut job_of: HashMap<String, JobId> = HashMap::new();
+        // (namespace, PodGroup name) → job, looked up without building strings per pod.
+        let mut job_of: HashMap<(&str, &str), JobId> = HashMap::new();
         let j = &mut snap.jobs;
         for (uid, pg, q) in &pgs {
             let id = JobId(j.uid.len() as u32);
-            job_of.insert(uid.clone(), id);
+            job_of.insert(
+                (pg.metadata.namespace.as_str(), pg.metadata.name.as_str()),
+                id,
+            );
             j.uid.push(uid.clone());
             j.name.push(pg.metadata.name.clone());
             j.namespace.push(pg.metadata.namespace.clone());
@@ -307,26 +312,26 @@ impl SnapshotBuilder {
                     .filter(|g| !g.is_empty())
                     .and_then(|g| {
                         job_of
-                            .get(&format!("{}/{g}", p.metadata.namespace))
+                            .get(&(p.metadata.namespace.as_str(), g.as_str()))
                             .copied()
                     });
                 (job, p)
             })
             .collect();
-        pods.sort_by(|a, b| {
+        fn order_key<'p>(job: Option<JobId>, pod: &'p Pod) -> (u32, &'p str, &'p str, &'p str) {
+            let m = &pod.metadata;
             (
-                a.0.map(|j| j.0).unwrap_or(u32::MAX),
-                &a.1.metadata.uid,
-                a.1.metadata.key(),
+                job.map(|j| j.0).unwrap_or(u32::MAX),
+                &m.uid,
+                &m.namespace,
+                &m.name,
             )
-                .cmp(&(
-                    b.0.map(|j| j.0).unwrap_or(u32::MAX),
-                    &b.1.metadata.uid,
-                    b.1.metadata.key(),
-                ))
-        });
+        }
+        pods.sort_by(|a, b| order_key(a.0, a.1).cmp(&order_key(b.0, b.1)));
         let t = &mut snap.tasks;
-        for (job, p) in pods {
+        // Requests are the costly part of a row: computed in parallel, in order.
+        let requests: Vec<Resource> = pods.par_iter().map(|(_, p)| pod_request(p)).collect();
+        for ((job, p), req) in pods.into_iter().zip(requests) {
             let id = TaskId(t.uid.len() as u32);
             let uid = if p.metadata.uid.is_empty() {
                 p.metadata.key()
@@ -346,7 +351,6 @@ impl SnapshotBuilder {
                 .cloned()
                 .unwrap_or_default();
             t.role.push(role);
-            let req = pod_request(p);
             t.best_effort.push(req.is_empty());
             t.resreq.push(req);
             let mut prio = p.spec.priority.unwrap_or(1);

@@ -5,6 +5,7 @@
 //! mutates (statuses, node accounting, ...) in its own `SessionState`.
 
 mod build;
+mod derived;
 mod hyper_nodes;
 mod jobs;
 mod label_index;
@@ -17,6 +18,7 @@ pub use build::{
     GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY,
     parse_go_bool, pod_request,
 };
+pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
@@ -42,6 +44,8 @@ pub struct Snapshot {
     pub taints: TaintIndex,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
+    /// Values derived from this snapshot and shared within the cycle.
+    pub derived: Derived,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).
     pub total: Resource,
 }

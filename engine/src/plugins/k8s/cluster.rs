@@ -10,6 +10,9 @@
 //! once, at open, in both cases.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use super::pod_info::PodInfo;
 use super::requests::{Amounts, PodResource};
@@ -17,10 +20,21 @@ use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
 
+/// Every task's parsed pod, derived once per snapshot and shared by the kube plugins.
+#[derive(Debug, Default)]
+pub struct PodInfos(Vec<PodInfo>);
+
+impl std::ops::Deref for PodInfos {
+    type Target = [PodInfo];
+    fn deref(&self) -> &[PodInfo] {
+        &self.0
+    }
+}
+
 /// One plugin's copy of the kube node map (empty until the session opens).
 #[derive(Debug, Clone, Default)]
 pub struct ClusterView {
-    infos: Vec<PodInfo>,
+    infos: Arc<PodInfos>,
     pods: Vec<Vec<TaskId>>,
     /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
     /// per task, so it must not be recomputed from the pods each time).
@@ -34,7 +48,16 @@ pub struct ClusterView {
 impl ClusterView {
     /// The view at session open; `live` makes it follow allocate/deallocate events.
     pub fn open(ssn: &SessionState, live: bool) -> ClusterView {
-        let infos: Vec<PodInfo> = ssn.snap.tasks.pod.iter().map(|p| PodInfo::new(p)).collect();
+        let infos = ssn.snap.derived.get_or_init(|| {
+            PodInfos(
+                ssn.snap
+                    .tasks
+                    .pod
+                    .par_iter()
+                    .map(|p| PodInfo::new(p))
+                    .collect(),
+            )
+        });
         let pods = ssn.node_tasks.clone();
         let mut placed = vec![None; infos.len()];
         for (n, tasks) in pods.iter().enumerate() {
