@@ -318,7 +318,7 @@ impl SnapshotBuilder {
                 (job, p)
             })
             .collect();
-        fn order_key<'p>(job: Option<JobId>, pod: &'p Pod) -> (u32, &'p str, &'p str, &'p str) {
+        fn order_key(job: Option<JobId>, pod: &Pod) -> (u32, &str, &str, &str) {
             let m = &pod.metadata;
             (
                 job.map(|j| j.0).unwrap_or(u32::MAX),

@@ -26,10 +26,9 @@ impl Derived {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
+            && let Ok(t) = v.clone().downcast::<T>()
         {
-            if let Ok(t) = v.clone().downcast::<T>() {
-                return t;
-            }
+            return t;
         }
         let made: Arc<T> = Arc::new(make());
         self.values

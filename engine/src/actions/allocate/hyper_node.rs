@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use super::NodeSearch;
 use super::nomination::allocate_from_nomination;
 use super::tasks::allocate_resources_for_tasks;
 use super::worksheet::Worksheet;
 use crate::actions::PriorityQueue;
-use crate::actions::class_cache::ClassCache;
 use crate::framework::{Op, SearchPurpose, Session, Statement};
 use crate::model::{HyperNodeId, JobId, SubJobId, TaskId};
 
@@ -54,8 +54,7 @@ pub fn allocate_for_job(
     ws: &mut Worksheet,
     top: HyperNodeId,
     rec: &mut Recorder,
-    error_cache: bool,
-    classes: &mut ClassCache,
+    search: &mut NodeSearch,
 ) -> Option<Statement> {
     if ws.is_empty() {
         return None;
@@ -74,8 +73,7 @@ pub fn allocate_for_job(
             let mut score = 0.0;
             while let Some(sj) = attempt.pop_sub_job(ssn) {
                 let mut tasks = attempt.tasks.remove(&sj).unwrap_or_default();
-                let (st, s) =
-                    allocate_for_sub_job(ssn, job, sj, &mut tasks, hn, rec, error_cache, classes);
+                let (st, s) = allocate_for_sub_job(ssn, job, sj, &mut tasks, hn, rec, search);
                 let had_tasks = !tasks.is_empty();
                 attempt.tasks.insert(sj, tasks);
                 if let Some(st) = st.filter(|st| !st.is_empty()) {
@@ -143,13 +141,12 @@ fn allocate_for_sub_job(
     tasks: &mut PriorityQueue<TaskId>,
     hn_job: HyperNodeId,
     rec: &mut Recorder,
-    error_cache: bool,
-    classes: &mut ClassCache,
+    search: &mut NodeSearch,
 ) -> (Option<Statement>, f64) {
     if tasks.is_empty() {
         return (None, 0.0);
     }
-    if let Some(st) = allocate_from_nomination(ssn, sj, tasks, error_cache) {
+    if let Some(st) = allocate_from_nomination(ssn, sj, tasks, search.error_cache) {
         let alloc = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
         rec.sub_jobs
             .entry((job, hn_job))
@@ -165,8 +162,7 @@ fn allocate_for_sub_job(
                 ssn.state.job_fit_errors[job.idx()].remove(t);
             }
             let mut copy = tasks.clone();
-            if let Some(mut st) =
-                allocate_resources_for_tasks(ssn, sj, &mut copy, hn, error_cache, classes)
+            if let Some(mut st) = allocate_resources_for_tasks(ssn, sj, &mut copy, hn, search)
                 && !st.is_empty()
             {
                 cands.push(Candidate {

@@ -21,6 +21,12 @@ use super::class_cache::ClassCache;
 use crate::framework::Session;
 use crate::model::{JobId, QueueId};
 
+/// How allocate searches nodes: the predicate-error cache switch and the equivalence classes.
+pub(super) struct NodeSearch {
+    pub error_cache: bool,
+    pub classes: ClassCache,
+}
+
 /// Runs the action.
 pub fn execute(ssn: &mut Session) {
     let snap = ssn.state.snap.clone();
@@ -62,7 +68,10 @@ pub fn execute(ssn: &mut Session) {
         sheets.insert(j, ws);
     }
     let mut rec = Recorder::default();
-    let mut classes = ClassCache::default();
+    let mut search = NodeSearch {
+        error_cache,
+        classes: ClassCache::default(),
+    };
     while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if ssn.overused(q) {
             continue;
@@ -77,8 +86,7 @@ pub fn execute(ssn: &mut Session) {
             continue;
         };
         if ssn.state.job_contains_hard_topology(job) || snap.jobs.has_sub_group_policy[job.idx()] {
-            if let Some(mut stmt) =
-                allocate_for_job(ssn, job, &mut ws, top, &mut rec, error_cache, &mut classes)
+            if let Some(mut stmt) = allocate_for_job(ssn, job, &mut ws, top, &mut rec, &mut search)
                 && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
@@ -90,10 +98,10 @@ pub fn execute(ssn: &mut Session) {
         } else if let Some(sj) = snap.jobs.sub_jobs[job.idx()].first().copied()
             && let Some(mut tasks) = ws.tasks.remove(&sj)
         {
-            let nominated = allocate_from_nomination(ssn, sj, &mut tasks, error_cache);
-            if let Some(mut stmt) = nominated.or_else(|| {
-                allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache, &mut classes)
-            }) && ssn.job_ready(job)
+            let nominated = allocate_from_nomination(ssn, sj, &mut tasks, search.error_cache);
+            if let Some(mut stmt) = nominated
+                .or_else(|| allocate_resources_for_tasks(ssn, sj, &mut tasks, top, &mut search))
+                && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
                 ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;

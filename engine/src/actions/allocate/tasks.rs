@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use super::NodeSearch;
 use crate::actions::PriorityQueue;
-use crate::actions::class_cache::ClassCache;
 use crate::actions::node_search::{PredicateHelper, allocate_predicate, best_scored_node};
 use crate::framework::{FitError, FitErrors, Session, SessionState, Statement, StatusCode};
 use crate::model::{DimDefault, HyperNodeId, JobId, NodeId, SubJobId, TaskId, TaskStatus};
@@ -16,8 +16,7 @@ pub fn allocate_resources_for_tasks(
     sj: SubJobId,
     tasks: &mut PriorityQueue<TaskId>,
     hn: HyperNodeId,
-    error_cache: bool,
-    classes: &mut ClassCache,
+    search: &mut NodeSearch,
 ) -> Option<Statement> {
     let snap = ssn.state.snap.clone();
     let nodes: &[NodeId] = &snap.hyper_nodes.real_node_list[hn.idx()];
@@ -29,7 +28,7 @@ pub fn allocate_resources_for_tasks(
     let top = snap.hyper_nodes.top();
     let has_topology = ssn.state.sub_job_topology[sj.idx()].is_some();
     let mut stmt = Statement::new();
-    let mut helper = PredicateHelper::new(error_cache);
+    let mut helper = PredicateHelper::new(search.error_cache);
     let mut allocated_hn = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
     while let Some(t) = tasks.pop(|l, r| ssn.task_order_less(l, r)) {
         if !ssn.allocatable(queue, t) || snap.tasks.sch_gated[t.idx()] {
@@ -75,7 +74,7 @@ pub fn allocate_resources_for_tasks(
         if found.is_empty() {
             // Over all nodes, a task of a cached class takes its class's answer.
             let cached = if hn == top {
-                classes.best_node(ssn, t)
+                search.classes.best_node(ssn, t)
             } else {
                 None
             };

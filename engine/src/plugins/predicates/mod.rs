@@ -306,8 +306,8 @@ impl Plugin for Predicates {
         let pod = &ssn.snap.tasks.pod[task.idx()];
         let affinity = self.view.info(task).has_pod_affinity
             || !self.view.nodes_with_required_anti_affinity().is_empty();
-        !(self.args.pod_affinity && affinity)
-            && !(self.args.pod_topology_spread && !pod.spec.topology_spread_constraints.is_empty())
+        let spread = !pod.spec.topology_spread_constraints.is_empty();
+        !(self.args.pod_affinity && affinity || self.args.pod_topology_spread && spread)
     }
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
