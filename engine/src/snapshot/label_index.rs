@@ -1,79 +1,84 @@
-//! Bitmaps of nodes per label `key=value` and per label key, so selectors become bitmap algebra.
+//! Node sets per label `key=value` and per label key, so selectors become set algebra. Sets
+//! are sparse or dense by size: a hostname label names one node of 50,000.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use fixedbitset::FixedBitSet;
-
+use super::NodeSet;
 use crate::model::NodeId;
 
 /// Inverted index from node labels to node sets.
 #[derive(Debug, Default)]
 pub struct LabelIndex {
-    len: usize,
-    by_pair: HashMap<(String, String), FixedBitSet>,
-    by_key: HashMap<String, FixedBitSet>,
-    empty: FixedBitSet,
+    by_pair: HashMap<(String, String), NodeSet>,
+    by_key: HashMap<String, NodeSet>,
 }
 
 impl LabelIndex {
     /// Builds the index over `labels[node]`.
     pub fn build<'a>(
-        labels: impl Iterator<Item = &'a std::collections::BTreeMap<String, String>>,
+        labels: impl Iterator<Item = &'a BTreeMap<String, String>>,
         len: usize,
     ) -> Self {
-        let mut idx = LabelIndex {
-            len,
-            empty: FixedBitSet::with_capacity(len),
-            ..Default::default()
-        };
+        let mut pairs: HashMap<(String, String), Vec<u32>> = HashMap::new();
+        let mut keys: HashMap<String, Vec<u32>> = HashMap::new();
         for (n, map) in labels.enumerate() {
             for (k, v) in map {
-                idx.by_pair
+                pairs
                     .entry((k.clone(), v.clone()))
-                    .or_insert_with(|| FixedBitSet::with_capacity(len))
-                    .insert(n);
-                idx.by_key
-                    .entry(k.clone())
-                    .or_insert_with(|| FixedBitSet::with_capacity(len))
-                    .insert(n);
+                    .or_default()
+                    .push(n as u32);
+                keys.entry(k.clone()).or_default().push(n as u32);
             }
         }
-        idx
+        LabelIndex {
+            by_pair: pairs
+                .into_iter()
+                .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
+                .collect(),
+            by_key: keys
+                .into_iter()
+                .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
+                .collect(),
+        }
     }
 
     /// Nodes labelled `key=value`.
-    pub fn with_value(&self, key: &str, value: &str) -> &FixedBitSet {
-        self.by_pair
-            .get(&(key.to_string(), value.to_string()))
-            .unwrap_or(&self.empty)
+    pub fn with_value(&self, key: &str, value: &str) -> Option<&NodeSet> {
+        self.by_pair.get(&(key.to_string(), value.to_string()))
     }
 
     /// Nodes that have label `key`.
-    pub fn with_key(&self, key: &str) -> &FixedBitSet {
-        self.by_key.get(key).unwrap_or(&self.empty)
-    }
-
-    /// All nodes.
-    pub fn all(&self) -> FixedBitSet {
-        let mut s = FixedBitSet::with_capacity(self.len);
-        s.insert_range(..);
-        s
-    }
-
-    /// Nodes matching every `key=value` of a nodeSelector.
-    pub fn matching_selector(
-        &self,
-        selector: &std::collections::BTreeMap<String, String>,
-    ) -> FixedBitSet {
-        let mut s = self.all();
-        for (k, v) in selector {
-            s.intersect_with(self.with_value(k, v));
-        }
-        s
+    pub fn with_key(&self, key: &str) -> Option<&NodeSet> {
+        self.by_key.get(key)
     }
 
     /// True when `node` carries `key=value`.
     pub fn has(&self, node: NodeId, key: &str, value: &str) -> bool {
-        self.with_value(key, value).contains(node.idx())
+        self.with_value(key, value)
+            .is_some_and(|s| s.contains(node))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_and_keys_index_every_node() {
+        let labels: Vec<BTreeMap<String, String>> = (0..200)
+            .map(|i| {
+                [
+                    ("host".to_string(), format!("n{i}")),
+                    ("zone".to_string(), format!("z{}", i % 2)),
+                ]
+                .into()
+            })
+            .collect();
+        let idx = LabelIndex::build(labels.iter(), 200);
+        assert!(idx.has(NodeId(7), "host", "n7"));
+        assert!(!idx.has(NodeId(7), "host", "n8"));
+        assert_eq!(idx.with_value("zone", "z1").map(NodeSet::len), Some(100));
+        assert_eq!(idx.with_key("host").map(NodeSet::len), Some(200));
+        assert!(idx.with_value("zone", "z9").is_none());
     }
 }

@@ -9,6 +9,7 @@ mod derived;
 mod hyper_nodes;
 mod jobs;
 mod label_index;
+mod node_set;
 mod nodes;
 mod queues;
 mod taint_index;
@@ -22,6 +23,7 @@ pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
+pub use node_set::NodeSet;
 pub use nodes::{NodeTable, NodeUsage};
 pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
@@ -38,7 +40,7 @@ pub struct Snapshot {
     pub sub_jobs: SubJobTable,
     pub queues: QueueTable,
     pub hyper_nodes: HyperNodeTable,
-    /// Node label index: bitmaps of nodes per `key=value` and per key.
+    /// Node label index: node sets per `key=value` and per key.
     pub labels: LabelIndex,
     /// Node taint index: bitmaps of nodes per taint and of nodes that repel pods.
     pub taints: TaintIndex,

@@ -5,13 +5,14 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
+use super::NodeSet;
 use crate::api::Taint;
 use crate::model::NodeId;
 
 /// Inverted index from node taints to node sets.
 #[derive(Debug, Default)]
 pub struct TaintIndex {
-    by_taint: HashMap<(String, String, String), FixedBitSet>,
+    by_taint: HashMap<(String, String, String), NodeSet>,
     /// Nodes with at least one `NoSchedule` or `NoExecute` taint.
     repelling: FixedBitSet,
 }
@@ -23,17 +24,22 @@ impl TaintIndex {
             repelling: FixedBitSet::with_capacity(len),
             ..Default::default()
         };
+        let mut by_taint: HashMap<(String, String, String), Vec<u32>> = HashMap::new();
         for (n, list) in taints.enumerate() {
             for t in list {
-                idx.by_taint
+                by_taint
                     .entry((t.key.clone(), t.value.clone(), t.effect.clone()))
-                    .or_insert_with(|| FixedBitSet::with_capacity(len))
-                    .insert(n);
+                    .or_default()
+                    .push(n as u32);
                 if t.effect == "NoSchedule" || t.effect == "NoExecute" {
                     idx.repelling.insert(n);
                 }
             }
         }
+        idx.by_taint = by_taint
+            .into_iter()
+            .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
+            .collect();
         idx
     }
 
@@ -43,7 +49,7 @@ impl TaintIndex {
     }
 
     /// Nodes carrying exactly this taint.
-    pub fn with_taint(&self, key: &str, value: &str, effect: &str) -> Option<&FixedBitSet> {
+    pub fn with_taint(&self, key: &str, value: &str, effect: &str) -> Option<&NodeSet> {
         self.by_taint
             .get(&(key.to_string(), value.to_string(), effect.to_string()))
     }
@@ -69,10 +75,7 @@ mod tests {
         let idx = TaintIndex::build(taints.iter(), 4);
         let repels: Vec<bool> = (0..4).map(|n| idx.repels(NodeId(n))).collect();
         assert_eq!(repels, [true, false, false, true]);
-        assert_eq!(
-            idx.with_taint("k", "v", "NoSchedule")
-                .map(|b| b.ones().collect::<Vec<_>>()),
-            Some(vec![0])
-        );
+        let s = idx.with_taint("k", "v", "NoSchedule").unwrap();
+        assert!(s.contains(NodeId(0)) && s.len() == 1);
     }
 }
