@@ -2,12 +2,13 @@
 //! `main` stays one call.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tephra_engine::framework::PluginRegistry;
 
 use crate::conformance::run_conformance;
+use crate::plugins::load_plugins_dir;
 use crate::scenario::find_scenario_files;
 use crate::simulate::{SimulateOptions, simulate, write_json, write_text};
 
@@ -41,6 +42,9 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    #[arg(long, value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -58,13 +62,19 @@ pub struct ConformanceArgs {
     /// shuffle), counting them separately.
     #[arg(long)]
     pub skip_deferred: bool,
+    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    #[arg(long, value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
 }
 
-/// Runs a parsed command; returns the process exit status. Errors go to `err` as one line.
+/// Runs a parsed command with the plugins of `registry` plus those of `--plugins-dir`;
+/// returns the process exit status. Errors go to `err` as one line.
 pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match cli.command {
-        Command::Simulate(a) => run_simulate(a, registry, out, err),
-        Command::Conformance(a) => run_conformance_command(a, registry, out),
+        Command::Simulate(a) => with_plugins_dir(registry, a.plugins_dir.as_deref())
+            .and_then(|r| run_simulate(a, &r, out, err)),
+        Command::Conformance(a) => with_plugins_dir(registry, a.plugins_dir.as_deref())
+            .and_then(|r| run_conformance_command(a, &r, out)),
     };
     match result {
         Ok(status) => status,
@@ -74,6 +84,18 @@ pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut d
             1
         }
     }
+}
+
+/// `registry`, plus the plugins of the libraries in `dir`.
+fn with_plugins_dir(
+    registry: &PluginRegistry,
+    dir: Option<&Path>,
+) -> Result<PluginRegistry, String> {
+    let mut registry = registry.clone();
+    if let Some(dir) = dir {
+        load_plugins_dir(dir, &mut registry).map_err(|e| e.to_string())?;
+    }
+    Ok(registry)
 }
 
 fn run_simulate(
@@ -138,6 +160,39 @@ mod tests {
         assert_eq!(
             (a.cycles, a.output, a.conf),
             (3, Output::Json, Some(PathBuf::from("c.yaml")))
+        );
+        assert_eq!(a.plugins_dir, None);
+    }
+
+    #[test]
+    fn plugins_dir_is_read_by_both_commands() {
+        for command in ["simulate", "conformance"] {
+            let cli =
+                Cli::try_parse_from(["tephra", command, "a.yaml", "--plugins-dir", "p"]).unwrap();
+            let dir = match cli.command {
+                Command::Simulate(a) => a.plugins_dir,
+                Command::Conformance(a) => a.plugins_dir,
+            };
+            assert_eq!(dir, Some(PathBuf::from("p")));
+        }
+    }
+
+    #[test]
+    fn an_unloadable_plugins_dir_is_one_line_and_exit_1() {
+        let cli = Cli::try_parse_from([
+            "tephra",
+            "simulate",
+            "a.yaml",
+            "--plugins-dir",
+            "/nonexistent/p",
+        ])
+        .unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(run(cli, &PluginRegistry::new(), &mut out, &mut err), 1);
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.starts_with("tephra: /nonexistent/p: cannot load plugins:"),
+            "{err}"
         );
     }
 

@@ -1,11 +1,13 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`) out.
+//! command line (`simulate`, `conformance`) out, and the plugins that need I/O (libraries loaded
+//! at run time, the HTTP extender).
 
 pub mod cli;
 pub mod conformance;
 mod input_error;
 pub mod manifest;
 pub mod offline;
+pub mod plugins;
 pub mod scenario;
 pub mod simulate;
 #[cfg(test)]
