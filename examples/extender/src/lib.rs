@@ -1,6 +1,6 @@
 //! `myplugin` as an out-of-process extender: Volcano's extender protocol (`POST /<verb>` with
-//! JSON) answered by a small HTTP/1.1 server on loopback. `predicate` keeps nodes labelled
-//! `my-label`; `prioritize` scores used / allocatable cpu × weight; every other verb answers `{}`
+//! JSON) answered by a small HTTP/1.1 server on loopback. `predicate` keeps nodes that carry
+//! the server's label (`my-label` in the guide); `prioritize` scores used / allocatable cpu × weight; every other verb answers `{}`
 //! (or Permit for `jobEnqueueable`); `fail` answers 500 so callers can test their error paths.
 //! Requests are logged by verb, so tests can check what the scheduler sent.
 
@@ -19,8 +19,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Serves on `addr` (port 0 picks a free one) from background threads.
-    pub fn start(addr: &str, weight: f64) -> io::Result<Server> {
+    /// Serves on `addr` (port 0 picks a free one) from background threads, requiring `label`
+    /// and scaling scores by `weight`.
+    pub fn start(addr: &str, label: &str, weight: f64) -> io::Result<Server> {
+        let plugin = Arc::new(MyPlugin {
+            label: label.to_string(),
+            weight,
+        });
         let listener = TcpListener::bind(addr)?;
         let server = Server {
             addr: listener.local_addr()?,
@@ -30,7 +35,8 @@ impl Server {
         thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let calls = Arc::clone(&calls);
-                thread::spawn(move || serve_connection(stream, weight, &calls));
+                let plugin = Arc::clone(&plugin);
+                thread::spawn(move || serve_connection(stream, &plugin, &calls));
             }
         });
         Ok(server)
@@ -48,7 +54,7 @@ impl Server {
 }
 
 /// Answers requests on one kept-alive connection until the client closes it.
-fn serve_connection(stream: TcpStream, weight: f64, calls: &Mutex<Vec<String>>) {
+fn serve_connection(stream: TcpStream, plugin: &MyPlugin, calls: &Mutex<Vec<String>>) {
     let mut reader = BufReader::new(match stream.try_clone() {
         Ok(s) => s,
         Err(_) => return,
@@ -59,7 +65,7 @@ fn serve_connection(stream: TcpStream, weight: f64, calls: &Mutex<Vec<String>>) 
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(verb.clone());
-        let response = match answer(&verb, &body, weight) {
+        let response = match plugin.answer(&verb, &body) {
             Some(v) => {
                 let text = v.to_string();
                 format!(
@@ -107,35 +113,45 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<(String, Value)>
     )))
 }
 
-/// The answer to `verb`; `None` for `fail`.
-pub fn answer(verb: &str, body: &Value, weight: f64) -> Option<Value> {
-    Some(match verb {
-        "predicate" => {
-            let labels = &body["node"]["Node"]["metadata"]["labels"];
-            if labels.get("my-label").is_some() {
-                json!({"status": "", "code": 0})
-            } else {
-                json!({"status": "node(s) didn't have label my-label", "code": 3})
+/// myplugin's arguments.
+#[derive(Debug)]
+struct MyPlugin {
+    label: String,
+    weight: f64,
+}
+
+impl MyPlugin {
+    /// The answer to `verb`; `None` for `fail`.
+    fn answer(&self, verb: &str, body: &Value) -> Option<Value> {
+        Some(match verb {
+            "predicate" => {
+                let labels = &body["node"]["Node"]["metadata"]["labels"];
+                if labels.get(&self.label).is_some() {
+                    json!({"status": "", "code": 0})
+                } else {
+                    let message = format!("node(s) didn't have label {}", self.label);
+                    json!({"status": message, "code": 3})
+                }
             }
-        }
-        "prioritize" => {
-            let nodes = body["nodes"].as_array().cloned().unwrap_or_default();
-            let scores: serde_json::Map<String, Value> = nodes
-                .iter()
-                .map(|n| {
-                    let alloc = n["Allocatable"]["MilliCPU"].as_f64().unwrap_or(0.0);
-                    let used = n["Used"]["MilliCPU"].as_f64().unwrap_or(0.0);
-                    let usage = if alloc > 0.0 { used / alloc } else { 0.0 };
-                    (
-                        n["Name"].as_str().unwrap_or_default().to_string(),
-                        json!(usage * weight),
-                    )
-                })
-                .collect();
-            json!({"nodeScore": scores, "errorMessage": ""})
-        }
-        "jobEnqueueable" => json!({"status": 1}),
-        "fail" => return None,
-        _ => json!({}),
-    })
+            "prioritize" => {
+                let nodes = body["nodes"].as_array().cloned().unwrap_or_default();
+                let scores: serde_json::Map<String, Value> = nodes
+                    .iter()
+                    .map(|n| {
+                        let alloc = n["Allocatable"]["MilliCPU"].as_f64().unwrap_or(0.0);
+                        let used = n["Used"]["MilliCPU"].as_f64().unwrap_or(0.0);
+                        let usage = if alloc > 0.0 { used / alloc } else { 0.0 };
+                        (
+                            n["Name"].as_str().unwrap_or_default().to_string(),
+                            json!(usage * self.weight),
+                        )
+                    })
+                    .collect();
+                json!({"nodeScore": scores, "errorMessage": ""})
+            }
+            "jobEnqueueable" => json!({"status": 1}),
+            "fail" => return None,
+            _ => json!({}),
+        })
+    }
 }

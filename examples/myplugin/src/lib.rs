@@ -12,19 +12,22 @@ use tephra_plugin_sdk::register_builtin;
 /// The name the tiers use.
 pub const NAME: &str = "myplugin";
 
-/// The label a node must carry to pass the predicate (any value).
+/// The label a node must carry to pass the predicate (any value), unless `label` names another.
 pub const LABEL: &str = "my-label";
 
-/// The plugin: its only state is the parsed `weight`.
+/// The plugin: its parsed arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MyPlugin {
     weight: f64,
+    label: String,
 }
 
-/// Builds the plugin; `weight` (a number, default 1) scales the node score.
+/// Builds the plugin: `weight` (a number, default 1) scales the node score; `label` (default
+/// `my-label`) is the label the predicate requires.
 pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     Ok(Box::new(MyPlugin {
         weight: args.float("weight")?.unwrap_or(1.0),
+        label: args.string("label")?.unwrap_or_else(|| LABEL.into()),
     }))
 }
 
@@ -44,11 +47,11 @@ impl Plugin for MyPlugin {
     }
 
     fn predicate(&self, ssn: &SessionView, _: TaskId, node: NodeId) -> Result<(), FitError> {
-        match ssn.node_label(node, LABEL) {
+        match ssn.node_label(node, &self.label) {
             Some(_) => Ok(()),
             None => Err(FitError::new(
                 StatusCode::UnschedulableAndUnresolvable,
-                format!("node(s) didn't have label {LABEL}"),
+                format!("node(s) didn't have label {}", self.label),
             )),
         }
     }
@@ -120,6 +123,7 @@ mod tests {
         assert!(ssn.predicate(t, labelled).is_ok());
         let err = ssn.predicate(t, plain).unwrap_err();
         assert_eq!(err.to_string(), "node(s) didn't have label my-label");
+        assert!(open("label: other").predicate(t, labelled).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use tephra_engine::harness::Harness;
 use tephra_engine::model::{JobId, NodeId, TaskId};
 
 fn server() -> Server {
-    Server::start("127.0.0.1:0", 2.0).expect("loopback server starts")
+    Server::start("127.0.0.1:0", "my-label", 2.0).expect("loopback server starts")
 }
 
 fn conf(arguments: &str) -> String {
