@@ -18,6 +18,9 @@ use crate::simulate::{SimulateOptions, simulate, write_json, write_text};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,9 +45,6 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
-    /// Load every plugin library in DIR; its plugins can be named in the tiers.
-    #[arg(long, value_name = "DIR")]
-    pub plugins_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -62,20 +62,17 @@ pub struct ConformanceArgs {
     /// shuffle), counting them separately.
     #[arg(long)]
     pub skip_deferred: bool,
-    /// Load every plugin library in DIR; its plugins can be named in the tiers.
-    #[arg(long, value_name = "DIR")]
-    pub plugins_dir: Option<PathBuf>,
 }
 
 /// Runs a parsed command with the plugins of `registry` plus those of `--plugins-dir`;
 /// returns the process exit status. Errors go to `err` as one line.
 pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let result = match cli.command {
-        Command::Simulate(a) => with_plugins_dir(registry, a.plugins_dir.as_deref())
-            .and_then(|r| run_simulate(a, &r, out, err)),
-        Command::Conformance(a) => with_plugins_dir(registry, a.plugins_dir.as_deref())
-            .and_then(|r| run_conformance_command(a, &r, out)),
-    };
+    let result = with_plugins_dir(registry, cli.plugins_dir.as_deref()).and_then(|registry| {
+        match cli.command {
+            Command::Simulate(a) => run_simulate(a, &registry, out, err),
+            Command::Conformance(a) => run_conformance_command(a, &registry, out),
+        }
+    });
     match result {
         Ok(status) => status,
         Err(message) => {
@@ -161,19 +158,16 @@ mod tests {
             (a.cycles, a.output, a.conf),
             (3, Output::Json, Some(PathBuf::from("c.yaml")))
         );
-        assert_eq!(a.plugins_dir, None);
     }
 
     #[test]
-    fn plugins_dir_is_read_by_both_commands() {
+    fn plugins_dir_is_read_before_or_after_any_command() {
         for command in ["simulate", "conformance"] {
-            let cli =
-                Cli::try_parse_from(["tephra", command, "a.yaml", "--plugins-dir", "p"]).unwrap();
-            let dir = match cli.command {
-                Command::Simulate(a) => a.plugins_dir,
-                Command::Conformance(a) => a.plugins_dir,
-            };
-            assert_eq!(dir, Some(PathBuf::from("p")));
+            let after = Cli::try_parse_from(["tephra", command, "a.yaml", "--plugins-dir", "p"]);
+            let before = Cli::try_parse_from(["tephra", "--plugins-dir", "p", command, "a.yaml"]);
+            for cli in [after, before] {
+                assert_eq!(cli.unwrap().plugins_dir, Some(PathBuf::from("p")));
+            }
         }
     }
 
