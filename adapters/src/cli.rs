@@ -58,10 +58,6 @@ pub struct ConformanceArgs {
     /// Scenario files, or directories searched for `*.yaml`.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Skip deferred cases (those whose actions include preempt, reclaim or
-    /// shuffle), counting them separately.
-    #[arg(long)]
-    pub skip_deferred: bool,
 }
 
 /// Runs a parsed command with the plugins of `registry` plus those of `--plugins-dir`;
@@ -124,8 +120,8 @@ fn run_conformance_command(
     out: &mut dyn Write,
 ) -> Result<u8, String> {
     let files = find_scenario_files(&a.paths).map_err(|e| e.to_string())?;
-    let summary = run_conformance(&files, a.skip_deferred, registry, out)
-        .map_err(|e| format!("cannot write output: {e}"))?;
+    let summary =
+        run_conformance(&files, registry, out).map_err(|e| format!("cannot write output: {e}"))?;
     Ok(u8::from(summary.failed > 0))
 }
 

@@ -13,17 +13,21 @@ pub enum ObjectKind {
     Queue,
     PriorityClass,
     HyperNode,
+    PodDisruptionBudget,
+    NodeMetrics,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 6] = [
+    pub const ALL: [ObjectKind; 8] = [
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
         ObjectKind::Node,
         ObjectKind::HyperNode,
         ObjectKind::PodGroup,
         ObjectKind::Pod,
+        ObjectKind::PodDisruptionBudget,
+        ObjectKind::NodeMetrics,
     ];
 
     /// The kind of an object.
@@ -35,6 +39,8 @@ impl ObjectKind {
             ClusterObject::Queue(_) => ObjectKind::Queue,
             ClusterObject::PriorityClass(_) => ObjectKind::PriorityClass,
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
+            ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
+            ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
         }
     }
 
@@ -52,6 +58,8 @@ impl ObjectKind {
             ObjectKind::Queue => "Queue",
             ObjectKind::PriorityClass => "PriorityClass",
             ObjectKind::HyperNode => "HyperNode",
+            ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
+            ObjectKind::NodeMetrics => "NodeMetrics",
         }
     }
 }
@@ -71,6 +79,8 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::Queue(o) => &o.metadata,
         ClusterObject::PriorityClass(o) => &o.metadata,
         ClusterObject::HyperNode(o) => &o.metadata,
+        ClusterObject::PodDisruptionBudget(o) => &o.metadata,
+        ClusterObject::NodeMetrics(o) => &o.metadata,
     }
 }
 

@@ -1,6 +1,9 @@
 //! `ClusterState`: the one owner of the cluster's mutable picture between cycles.
 
-use tephra_engine::api::{ClusterObject, HyperNode, Node, Pod, PodGroup, PriorityClass, Queue};
+use tephra_engine::api::{
+    ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
+    Queue,
+};
 use tephra_engine::snapshot::{Snapshot, SnapshotBuilder};
 
 use crate::store::Store;
@@ -15,6 +18,8 @@ pub struct ClusterState {
     pub(crate) queues: Store<Queue>,
     pub(crate) priority_classes: Store<PriorityClass>,
     pub(crate) hyper_nodes: Store<HyperNode>,
+    pub(crate) pdbs: Store<PodDisruptionBudget>,
+    pub(crate) node_metrics: Store<NodeMetrics>,
 }
 
 /// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
@@ -52,6 +57,8 @@ impl ClusterState {
                     ClusterObject::Queue(o) => self.queues.upsert(k, *o),
                     ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
                     ClusterObject::HyperNode(o) => self.hyper_nodes.upsert(k, *o),
+                    ClusterObject::PodDisruptionBudget(o) => self.pdbs.upsert(k, *o),
+                    ClusterObject::NodeMetrics(o) => self.node_metrics.upsert(k, *o),
                 }
             }
             ClusterEvent::Delete {
@@ -67,6 +74,8 @@ impl ClusterState {
                     ObjectKind::Queue => self.queues.remove(&k),
                     ObjectKind::PriorityClass => self.priority_classes.remove(&k),
                     ObjectKind::HyperNode => self.hyper_nodes.remove(&k),
+                    ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
+                    ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
                 };
             }
         }
@@ -92,6 +101,12 @@ impl ClusterState {
         }
         for o in self.pods.iter() {
             b.pod(o.clone());
+        }
+        for o in self.pdbs.iter() {
+            b.pdb(o.clone());
+        }
+        for o in self.node_metrics.iter() {
+            b.node_metrics(o.clone());
         }
         b.build()
     }

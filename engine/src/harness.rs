@@ -140,7 +140,8 @@ impl Harness {
     }
 
     /// Adds objects written as YAML manifests (documents separated by `---`, each with a
-    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass or HyperNode).
+    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget or
+    /// NodeMetrics).
     pub fn manifests(mut self, yaml: &str) -> Self {
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(yaml).expect("test manifests parse");
@@ -157,6 +158,8 @@ impl Harness {
                 "Pod" => b.pod(Arc::new(from_value(doc))),
                 "PriorityClass" => b.priority_class(Arc::new(from_value(doc))),
                 "HyperNode" => b.hyper_node(Arc::new(from_value(doc))),
+                "PodDisruptionBudget" => b.pdb(Arc::new(from_value(doc))),
+                "NodeMetrics" => b.node_metrics(Arc::new(from_value(doc))),
                 other => panic!("unsupported kind {other}"),
             };
         }

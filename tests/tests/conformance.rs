@@ -1,27 +1,11 @@
 //! The conformance scenarios in `shared/conformance` (Volcano's own test tables): every case
-//! must pass except the kind deferred to a later issue, named here: cases whose actions include
-//! preempt, reclaim or shuffle (the eviction issue). The network-topology cases
-//! (`allocate/nt-*`), once deferred too, pass and are checked like the rest.
+//! must pass — allocate (including network topology), backfill, enqueue, the plugin cases, and
+//! the eviction actions preempt, reclaim and shuffle.
 
 use std::path::{Path, PathBuf};
 
-use tephra_adapters::scenario::{
-    Scenario, find_scenario_files, load_scenario, parse_scenario_conf, run_scenario,
-};
+use tephra_adapters::scenario::{find_scenario_files, load_scenario, run_scenario};
 use tephra_engine::plugins::builtin_registry;
-
-/// Deferred to the eviction issue: cases whose actions include preempt, reclaim or shuffle.
-fn is_eviction_case(scenario: &Scenario) -> bool {
-    let conf = scenario
-        .scheduler_conf
-        .as_deref()
-        .and_then(|c| parse_scenario_conf(c).ok());
-    conf.is_some_and(|c| {
-        c.actions
-            .iter()
-            .any(|a| matches!(a.as_str(), "preempt" | "reclaim" | "shuffle"))
-    })
-}
 
 /// `shared/conformance` beside the workspace, or `TEPHRA_CONFORMANCE_DIR` when set (a
 /// worktree whose parent has no `shared/`).
@@ -60,7 +44,7 @@ fn every_case_file_loads() {
 }
 
 #[test]
-fn every_case_that_is_not_deferred_passes() {
+fn every_case_passes() {
     let registry = builtin_registry();
     let (mut ran, mut failures) = (0, Vec::new());
     for path in case_files() {
@@ -71,9 +55,6 @@ fn every_case_that_is_not_deferred_passes() {
                 continue;
             }
         };
-        if is_eviction_case(&scenario) {
-            continue;
-        }
         ran += 1;
         match run_scenario(&scenario, &registry) {
             Ok(checks) => failures.extend(checks.iter().filter(|c| !c.passed).map(|c| {
@@ -89,33 +70,11 @@ fn every_case_that_is_not_deferred_passes() {
             Err(e) => failures.push(e.to_string()),
         }
     }
-    assert!(ran > 0, "every case was deferred");
+    assert!(ran > 0, "no case found");
     assert!(
         failures.is_empty(),
         "{} failures in {ran} cases:\n{}",
         failures.len(),
         failures.join("\n")
     );
-}
-
-#[test]
-fn deferred_kinds_are_recognised() {
-    let with_actions = |actions: &str| Scenario {
-        path: "case.yaml".into(),
-        name: String::new(),
-        origin: String::new(),
-        scheduler_conf: Some(format!("actions: {actions}\n")),
-        objects: Vec::new(),
-        skipped: Vec::new(),
-        expect: Default::default(),
-        notes: String::new(),
-    };
-    assert!(is_eviction_case(&with_actions(
-        "enqueue, allocate, preempt"
-    )));
-    assert!(is_eviction_case(&with_actions("reclaim")));
-    assert!(is_eviction_case(&with_actions("shuffle")));
-    assert!(!is_eviction_case(&with_actions(
-        "enqueue, allocate, backfill"
-    )));
 }

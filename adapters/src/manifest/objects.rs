@@ -3,7 +3,10 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tephra_cache::ObjectKind;
-use tephra_engine::api::{ClusterObject, HyperNode, Node, Pod, PodGroup, PriorityClass, Queue};
+use tephra_engine::api::{
+    ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
+    Queue,
+};
 
 use super::field_path::failing_field;
 use crate::InputError;
@@ -77,6 +80,14 @@ pub fn decode(
         ObjectKind::HyperNode => ClusterObject::HyperNode(Box::new(typed::<HyperNode>(
             value, origin, location, &what,
         )?)),
+        ObjectKind::PodDisruptionBudget => {
+            ClusterObject::PodDisruptionBudget(Box::new(typed::<PodDisruptionBudget>(
+                value, origin, location, &what,
+            )?))
+        }
+        ObjectKind::NodeMetrics => ClusterObject::NodeMetrics(Box::new(typed::<NodeMetrics>(
+            value, origin, location, &what,
+        )?)),
     };
     Ok(Decoded::Object(with_defaults(
         object, origin, location, &what,
@@ -115,6 +126,7 @@ fn with_defaults(
     let meta = match &mut object {
         ClusterObject::Pod(p) => Some(&mut p.metadata),
         ClusterObject::PodGroup(pg) => Some(&mut pg.metadata),
+        ClusterObject::PodDisruptionBudget(pdb) => Some(&mut pdb.metadata),
         _ => None,
     };
     if let Some(meta) = meta.filter(|m| m.namespace.is_empty()) {

@@ -3,7 +3,6 @@
 
 mod check;
 mod conf;
-mod deferred;
 mod discover;
 mod expect;
 mod observe;
@@ -19,7 +18,6 @@ use crate::InputError;
 use crate::manifest::{self, Decoded};
 pub use check::Check;
 pub use conf::parse_scenario_conf;
-pub use deferred::Deferral;
 pub use discover::find_scenario_files;
 pub use expect::Expect;
 pub use run::run_scenario;

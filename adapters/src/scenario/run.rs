@@ -6,13 +6,13 @@ use std::sync::Arc;
 use tephra_cache::ClusterState;
 use tephra_engine::actions;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF};
-use tephra_engine::framework::{PluginRegistry, Session, SessionOptions};
+use tephra_engine::framework::{PluginRegistry, Session, SessionOptions, Timers};
 
 use super::check::compare;
 use super::observe::Observed;
 use super::{Check, Scenario, parse_scenario_conf};
 use crate::InputError;
-use crate::offline::{DEFAULT_QUEUE, START_TIME};
+use crate::offline::{DEFAULT_QUEUE, SCHEDULER_START, START_TIME};
 
 /// A fixed clock and session UID, so runs are reproducible.
 fn session_options() -> SessionOptions {
@@ -20,6 +20,7 @@ fn session_options() -> SessionOptions {
         now: START_TIME,
         uid: "tephra-conformance".into(),
         node_sampling: None,
+        timers: Arc::new(Timers::new(SCHEDULER_START)),
     }
 }
 

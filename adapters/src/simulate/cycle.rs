@@ -8,11 +8,11 @@ use tephra_cache::ClusterState;
 use tephra_engine::actions;
 use tephra_engine::api::{PodGroupStatus, Time};
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions};
+use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions, Timers};
 use tephra_engine::model::TaskStatus;
 use tephra_engine::snapshot::Snapshot;
 
-use crate::offline::{DEFAULT_QUEUE, START_TIME};
+use crate::offline::{DEFAULT_QUEUE, SCHEDULER_START, START_TIME};
 
 /// A job that is still waiting, with the reason of each of its waiting pods.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +102,7 @@ pub fn run_cycles(
 ) -> Result<Vec<CycleReport>, tephra_engine::config::ConfigError> {
     let conf = Arc::new(conf.clone());
     let mut reports = Vec::new();
+    let timers = Arc::new(Timers::new(SCHEDULER_START));
     for cycle in 1..=cycles {
         // One second apart, Volcano's default scheduling period.
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
@@ -110,6 +111,7 @@ pub fn run_cycles(
             now,
             uid: format!("tephra-cycle-{cycle}"),
             node_sampling: None,
+            timers: timers.clone(),
         };
         let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;
         actions::run_all(&mut ssn);

@@ -5,7 +5,11 @@ mod allocate;
 mod backfill;
 mod enqueue;
 mod node_search;
+mod preempt;
 mod priority_queue;
+mod reclaim;
+mod shuffle;
+mod victims;
 
 pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
@@ -15,7 +19,9 @@ use crate::config::{ConfigError, SchedulerConfig};
 use crate::framework::Session;
 
 /// Actions tephra implements.
-pub const IMPLEMENTED: [&str; 3] = ["enqueue", "allocate", "backfill"];
+pub const IMPLEMENTED: [&str; 6] = [
+    "enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle",
+];
 
 /// Refuses a configuration that names an action tephra does not run yet.
 pub fn check_supported(config: &SchedulerConfig) -> Result<(), ConfigError> {
@@ -35,6 +41,9 @@ pub fn run(ssn: &mut Session, name: &str) {
         "enqueue" => enqueue::execute(ssn),
         "allocate" => allocate::execute(ssn),
         "backfill" => backfill::execute(ssn),
+        "preempt" => preempt::execute(ssn),
+        "reclaim" => reclaim::execute(ssn),
+        "shuffle" => shuffle::execute(ssn),
         _ => {}
     }
 }
@@ -162,8 +171,8 @@ mod tests {
 
     #[test]
     fn unsupported_actions_are_refused() {
-        let c = crate::config::SchedulerConfig::parse("actions: allocate, preempt\n").unwrap();
+        let c = crate::config::SchedulerConfig::parse("actions: allocate, gangpreempt\n").unwrap();
         let e = super::check_supported(&c).unwrap_err();
-        assert!(e.to_string().contains("preempt"));
+        assert!(e.to_string().contains("gangpreempt"));
     }
 }

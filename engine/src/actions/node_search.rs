@@ -118,3 +118,18 @@ pub fn best_scored_node(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Option
         }
     }
 }
+
+/// `PrioritizeNodes` + `SortNodes`: the nodes by score, best first; equal scores keep the
+/// candidates' order. A failing batch scorer leaves no node.
+pub fn best_scores_descending(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<NodeId> {
+    let Some(batch) = ssn.batch_node_order(task, nodes) else {
+        return Vec::new();
+    };
+    let mut scored: Vec<(NodeId, f64)> = nodes
+        .iter()
+        .zip(batch)
+        .map(|(&n, b)| (n, ssn.node_order(task, n) + b))
+        .collect();
+    scored.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    scored.into_iter().map(|(n, _)| n).collect()
+}

@@ -463,6 +463,40 @@ pub struct RegexMatch {
     pub pattern: String,
 }
 
+/// `policy/v1 PodDisruptionBudget`, stripped to what victim filtering reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodDisruptionBudget {
+    pub metadata: ObjectMeta,
+    pub spec: PodDisruptionBudgetSpec,
+    pub status: PodDisruptionBudgetStatus,
+}
+
+/// PodDisruptionBudget spec.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodDisruptionBudgetSpec {
+    pub selector: Option<LabelSelector>,
+}
+
+/// PodDisruptionBudget status (maintained by the disruption controller).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodDisruptionBudgetStatus {
+    pub disruptions_allowed: i32,
+    /// Pods already being disrupted (name → time); they do not use up the budget again.
+    pub disrupted_pods: BTreeMap<String, String>,
+}
+
+/// `metrics.k8s.io/v1beta1 NodeMetrics`: a node's measured usage, the offline stand-in for
+/// Volcano's metrics source (Prometheus / Elasticsearch averages).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeMetrics {
+    pub metadata: ObjectMeta,
+    pub usage: ResourceList,
+}
+
 /// Any object tephra watches, as one event payload.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterObject {
@@ -472,4 +506,6 @@ pub enum ClusterObject {
     Queue(Box<Queue>),
     PriorityClass(Box<PriorityClass>),
     HyperNode(Box<HyperNode>),
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
+    NodeMetrics(Box<NodeMetrics>),
 }

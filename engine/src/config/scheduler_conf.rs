@@ -31,7 +31,7 @@ pub enum ConfigError {
     #[error("`actions` is empty")]
     NoActions,
     #[error(
-        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill)"
+        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill, preempt, reclaim, shuffle)"
     )]
     UnsupportedAction(String),
     #[error("unknown plugin {0:?} in tier {1}")]

@@ -315,6 +315,44 @@ impl Session {
             .all(|(_, p)| p.preemptive(&self.state, queue, task).unwrap_or(true))
     }
 
+    /// Starts a preemption dry run for `preemptor` in every plugin (no enable flag).
+    pub fn simulation_begin(&self, preemptor: TaskId) {
+        for p in self.all_by_tier().flatten() {
+            p.simulation_begin(&self.state, preemptor);
+        }
+    }
+
+    /// Ends a preemption dry run for `preemptor` in every plugin (no enable flag).
+    pub fn simulation_end(&self, preemptor: TaskId) {
+        for p in self.all_by_tier().flatten() {
+            p.simulation_end(&self.state, preemptor);
+        }
+    }
+
+    /// Plugins whose simulation hooks are on: `enablePreemptable` or `enabledAllocatable`.
+    fn simulating(&self) -> impl Iterator<Item = &dyn super::Plugin> {
+        self.tiers.iter().flat_map(move |r| {
+            self.slots[r.clone()]
+                .iter()
+                .filter(|s| {
+                    s.option.enabled(Point::Preemptable) || s.option.enabled(Point::Allocatable)
+                })
+                .map(|s| s.plugin.as_ref())
+        })
+    }
+
+    /// SimulateRemoveTask: every enabled plugin; the first error is returned.
+    pub fn simulate_remove_task(&self, preemptor: TaskId, task: TaskId) -> Result<(), String> {
+        self.simulating()
+            .try_for_each(|p| p.simulate_remove_task(&self.state, preemptor, task))
+    }
+
+    /// SimulateAddTask: every enabled plugin; the first error is returned.
+    pub fn simulate_add_task(&self, preemptor: TaskId, task: TaskId) -> Result<(), String> {
+        self.simulating()
+            .try_for_each(|p| p.simulate_add_task(&self.state, preemptor, task))
+    }
+
     /// HyperNodeOrder: per hyper-node sum over plugins (0 when nobody scores).
     pub fn hyper_node_order(&self, sj: SubJobId, hns: &[HyperNodeId]) -> Vec<f64> {
         let mut sum = vec![0.0; hns.len()];

@@ -13,6 +13,7 @@ mod registry;
 mod session;
 mod state;
 mod statement;
+mod timers;
 mod topology;
 mod vote;
 
@@ -28,4 +29,5 @@ pub use registry::PluginRegistry;
 pub use session::{Session, validate_plugins};
 pub use state::{LastTransaction, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
+pub use timers::Timers;
 pub use vote::{JobInvalid, Vote};

@@ -1,5 +1,8 @@
 //! Per-session options that do not come from the configuration file.
 
+use std::sync::Arc;
+
+use super::Timers;
 use crate::api::Time;
 
 /// Volcano's node-sampling flags (`--percentage-nodes-to-find` and friends, spec §5.0.2).
@@ -46,6 +49,8 @@ pub struct SessionOptions {
     pub uid: String,
     /// `None`: consider every feasible node (tephra's default); `Some`: Volcano's sampling.
     pub node_sampling: Option<NodeSampling>,
+    /// Clocks kept across sessions by the scheduler loop.
+    pub timers: Arc<Timers>,
 }
 
 #[cfg(test)]

@@ -182,6 +182,30 @@ pub trait Plugin: Send + Sync {
         None
     }
 
+    /// Preemption dry run: `preemptor`'s simulated view starts here; `simulate_*_task` change
+    /// it and `simulation_end` drops the changes (Volcano works on a copy of the cycle state).
+    fn simulation_begin(&self, ssn: &SessionState, preemptor: TaskId) {}
+    /// Preemption dry run: `task` is taken off its node in `preemptor`'s simulated view.
+    fn simulate_remove_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Preemption dry run: `task` is put back on its node in `preemptor`'s simulated view.
+    fn simulate_add_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Preemption dry run ends: `preemptor`'s view returns to what it was at `simulation_begin`.
+    fn simulation_end(&self, ssn: &SessionState, preemptor: TaskId) {}
+
     /// Event handler: `task` was allocated or pipelined (or un-evicted). An error rolls the
     /// statement operation back.
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {

@@ -141,6 +141,21 @@ impl Statement {
         unplace(ssn, task);
     }
 
+    /// Undoes the operation on `task` alone (preemption dry runs give a victim back this way);
+    /// false when the statement has none.
+    pub fn undo(&mut self, ssn: &mut Session, task: TaskId) -> bool {
+        let Some(i) = self.ops.iter().rposition(|o| o.task() == task) else {
+            return false;
+        };
+        let op = self.ops.remove(i);
+        self.reasons.remove(i);
+        match op {
+            Op::Allocate { .. } | Op::Pipeline { .. } => unplace(ssn, task),
+            Op::Evict { .. } => unevict(ssn, task),
+        }
+        true
+    }
+
     /// Undo every operation in reverse order, saving each task's transaction context first.
     pub fn discard(&mut self, ssn: &mut Session) {
         while let Some(op) = self.ops.pop() {
@@ -234,4 +249,14 @@ pub fn allocate_and_dispatch(ssn: &mut Session, task: TaskId, node: NodeId) -> R
         }
     }
     Ok(())
+}
+
+impl Session {
+    /// `Session.Evict` (used by shuffle): evict now, outside any statement.
+    pub fn evict_now(&mut self, task: TaskId, reason: &str) -> Result<(), String> {
+        let mut st = Statement::new();
+        st.evict(self, task, reason)?;
+        st.commit(self);
+        Ok(())
+    }
 }

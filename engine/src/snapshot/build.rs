@@ -8,15 +8,15 @@ use fixedbitset::FixedBitSet;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
-use super::{LabelIndex, NodeTable, QueueTable, Snapshot, TaintIndex};
+use super::{LabelIndex, NodeTable, NodeUsage, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
-    HyperNode, LabelSelector, NetworkTopologySpec, Node, Pod, PodGroup, PriorityClass, Queue,
-    ResourceList,
+    HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{
     Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus,
 };
-use crate::selector;
+use crate::selector::Selector;
 
 /// Annotation naming a pod's PodGroup.
 pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
@@ -36,7 +36,14 @@ pub struct SnapshotBuilder {
     queues: Vec<Arc<Queue>>,
     priority_classes: Vec<Arc<PriorityClass>>,
     hyper_nodes: Vec<Arc<HyperNode>>,
+    pdbs: Vec<Arc<PodDisruptionBudget>>,
+    node_metrics: Vec<Arc<NodeMetrics>>,
     default_queue: String,
+}
+
+/// True when `sel` parses and matches `labels` (a selector that does not parse selects nothing).
+fn selects(sel: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
 }
 
 /// Go's `strconv.ParseBool`.
@@ -127,12 +134,21 @@ impl SnapshotBuilder {
         self.hyper_nodes.push(hn);
         self
     }
+    pub fn pdb(&mut self, pdb: Arc<PodDisruptionBudget>) -> &mut Self {
+        self.pdbs.push(pdb);
+        self
+    }
+    pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
+        self.node_metrics.push(m);
+        self
+    }
 
     /// Builds the snapshot. Objects the scheduler would skip (a PodGroup whose queue does not
     /// exist, a pod on an unknown node) are left out of the tables, as Volcano does.
     pub fn build(&self) -> Snapshot {
         let mut snap = Snapshot::default();
         self.build_nodes(&mut snap.nodes);
+        snap.pdbs = self.pdbs.clone();
         snap.labels = LabelIndex::build(snap.nodes.labels.iter(), snap.nodes.len());
         snap.taints = TaintIndex::build(snap.nodes.taints.iter(), snap.nodes.len());
         for a in &snap.nodes.allocatable {
@@ -165,6 +181,19 @@ impl SnapshotBuilder {
                 }
             }
             t.images.push(Arc::new(images));
+        }
+        t.usage = vec![None; t.name.len()];
+        for m in &self.node_metrics {
+            let Some(n) = t.id(&m.metadata.name) else {
+                continue;
+            };
+            let used = Resource::from_list(&m.usage);
+            let alloc = &t.allocatable[n.idx()];
+            let pct = |u: f64, a: f64| if a > 0.0 { u * 100.0 / a } else { 0.0 };
+            t.usage[n.idx()] = Some(NodeUsage {
+                cpu_percent: pct(used.milli_cpu, alloc.milli_cpu),
+                memory_percent: pct(used.memory, alloc.memory),
+            });
         }
     }
 
@@ -377,8 +406,8 @@ impl SnapshotBuilder {
                     if policy.match_label_keys.is_empty() {
                         continue;
                     }
-                    if let Some(sel) = &policy.label_selector
-                        && !selector::matches_label_selector(sel, &pod.metadata.labels)
+                    if policy.label_selector.is_some()
+                        && !selects(policy.label_selector.as_ref(), &pod.metadata.labels)
                     {
                         continue;
                     }
@@ -466,17 +495,21 @@ impl SnapshotBuilder {
                     }
                     continue;
                 }
+                // Go's regexp.MatchString: an unanchored search; a bad pattern matches nothing.
+                let regex = sel
+                    .regex_match
+                    .as_ref()
+                    .and_then(|r| regex::Regex::new(&r.pattern).ok());
+                // An empty label selector matches nothing here.
+                let labels = sel
+                    .label_match
+                    .as_ref()
+                    .filter(|l| !l.match_labels.is_empty() || !l.match_expressions.is_empty());
                 for n in nodes.ids() {
                     let name = &nodes.name[n.idx()];
                     let hit = sel.exact_match.as_ref().is_some_and(|e| &e.name == name)
-                        || sel
-                            .regex_match
-                            .as_ref()
-                            .is_some_and(|r| selector::regex_match(&r.pattern, name))
-                        || sel.label_match.as_ref().is_some_and(|l: &LabelSelector| {
-                            (!l.match_labels.is_empty() || !l.match_expressions.is_empty())
-                                && selector::matches_label_selector(l, &nodes.labels[n.idx()])
-                        });
+                        || regex.as_ref().is_some_and(|re| re.is_match(name))
+                        || labels.is_some_and(|l| selects(Some(l), &nodes.labels[n.idx()]));
                     if hit {
                         direct[i].insert(n.idx());
                     }

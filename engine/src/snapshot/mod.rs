@@ -20,7 +20,7 @@ pub use build::{
 pub use hyper_nodes::HyperNodeTable;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
-pub use nodes::NodeTable;
+pub use nodes::{NodeTable, NodeUsage};
 pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
 pub use tasks::TaskTable;
@@ -40,6 +40,8 @@ pub struct Snapshot {
     pub labels: LabelIndex,
     /// Node taint index: bitmaps of nodes per taint and of nodes that repel pods.
     pub taints: TaintIndex,
+    /// PodDisruptionBudgets, for victim filtering.
+    pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).
     pub total: Resource,
 }

@@ -17,7 +17,17 @@ pub struct NodeTable {
     pub capacity: Vec<Resource>,
     /// Image name → size in bytes, for image locality.
     pub images: Vec<Arc<BTreeMap<String, i64>>>,
+    /// Measured utilisation in percent of allocatable (Volcano's `ResourceUsage` averages), when a
+    /// metrics source reported it.
+    pub usage: Vec<Option<NodeUsage>>,
     pub by_name: HashMap<String, NodeId>,
+}
+
+/// A node's measured cpu and memory utilisation, in percent of allocatable.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeUsage {
+    pub cpu_percent: f64,
+    pub memory_percent: f64,
 }
 
 impl NodeTable {

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::label_selector::Selector;
 use crate::api::{Pod, PodAffinityTerm, WeightedPodAffinityTerm};
+use crate::selector::Selector;
 
 /// A processed `PodAffinityTerm`.
 #[derive(Debug, Clone, PartialEq)]

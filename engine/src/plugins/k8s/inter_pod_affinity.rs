@@ -103,6 +103,58 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
     }))
 }
 
+/// Adds `delta` for the node's value of `key`, dropping entries that reach zero (kube keeps no
+/// zero counts, and an empty map means "nothing to check").
+fn add(counts: &mut TopologyCounts, labels: &BTreeMap<String, String>, key: &str, delta: i64) {
+    if let Some(v) = labels.get(key) {
+        let k = (key.to_string(), v.clone());
+        let c = counts.entry(k.clone()).or_default();
+        *c += delta;
+        if *c == 0 {
+            counts.remove(&k);
+        }
+    }
+}
+
+/// kube's `updateWithPod`: the state as if `other` (on a node with `labels`) were added
+/// (`delta = 1`) or removed (`delta = -1`). Used by preemption dry runs.
+pub fn update_with_pod(
+    s: &mut InterPodAffinityState,
+    c: &Cluster,
+    preemptor: TaskId,
+    other: TaskId,
+    labels: &BTreeMap<String, String>,
+    delta: i64,
+) {
+    let pod = c.pod(preemptor);
+    for term in c
+        .info(other)
+        .required_anti_affinity
+        .iter()
+        .filter(|t| t.matches(pod))
+    {
+        add(
+            &mut s.existing_anti_affinity,
+            labels,
+            &term.topology_key,
+            delta,
+        );
+    }
+    let other_pod = c.pod(other);
+    if matches_all(&s.required_affinity, other_pod) {
+        for term in &s.required_affinity {
+            add(&mut s.affinity, labels, &term.topology_key, delta);
+        }
+    }
+    for term in s
+        .required_anti_affinity
+        .iter()
+        .filter(|t| t.matches(other_pod))
+    {
+        add(&mut s.anti_affinity, labels, &term.topology_key, delta);
+    }
+}
+
 fn count(counts: &TopologyCounts, key: &str, value: &str) -> i64 {
     counts
         .get(&(key.to_string(), value.to_string()))

@@ -17,7 +17,6 @@ pub mod cluster;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod inter_pod_affinity_score;
-pub mod label_selector;
 pub mod node_affinity;
 pub mod node_ports;
 pub mod node_selector;

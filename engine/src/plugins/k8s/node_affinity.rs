@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::label_selector::{Selector, join_errors};
 use super::node_selector::{ParsedTerm, is_empty_term};
 use super::normalize::default_normalize;
 use crate::api::{NodeSelector, Pod};
 use crate::framework::{Status, StatusCode};
+use crate::selector::{Selector, join_errors};
 
 /// kube's reason for a node the pod's affinity or selector rejects.
 pub const REASON: &str = "node(s) didn't match Pod's node affinity/selector";

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::label_selector::{Selector, join_errors};
 use crate::api::{NodeSelectorRequirement, NodeSelectorTerm};
+use crate::selector::{Selector, join_errors};
 
 /// One `matchFields` requirement: `In` or `NotIn` with exactly one value.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,9 +2,9 @@
 //! once per pod so the filters and scorers do not re-parse existing pods.
 
 use super::affinity_term::{AffinityTerm, WeightedAffinityTerm, parse_terms, parse_weighted_terms};
-use super::label_selector::join_errors;
 use super::requests::PodResource;
 use crate::api::Pod;
+use crate::selector::join_errors;
 
 /// A pod's processed scheduling terms.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -8,11 +8,11 @@
 use std::collections::BTreeMap;
 
 use super::cluster::Cluster;
-use super::label_selector::Selector;
 use super::node_affinity::RequiredNodeAffinity;
 use super::toleration::first_untolerated;
 use crate::api::{Pod, Taint};
 use crate::model::TaskId;
+use crate::selector::Selector;
 
 /// The well-known hostname label: its domains are single nodes.
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";

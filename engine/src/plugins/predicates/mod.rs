@@ -38,6 +38,8 @@ pub struct Predicates {
     view: ClusterView,
     /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it.
     states: Mutex<HashMap<TaskId, Arc<CycleState>>>,
+    /// Cycle states saved while a preemption dry run changes them.
+    saved: Mutex<HashMap<TaskId, Arc<CycleState>>>,
     /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
     cache: Mutex<HashMap<(NodeId, String), bool>>,
 }
@@ -48,6 +50,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
         states: Mutex::new(HashMap::new()),
+        saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
     }))
 }
@@ -107,6 +110,21 @@ fn missing(which: PreFiltered) -> Status {
 }
 
 impl Predicates {
+    /// Moves `task` on or off its node in `preemptor`'s inter-pod affinity counts.
+    fn simulate_move(&self, ssn: &SessionState, preemptor: TaskId, task: TaskId, delta: i64) {
+        let Some(node) = ssn.task_node[task.idx()] else {
+            return;
+        };
+        let c = Cluster::new(ssn, &self.view);
+        let mut states = lock(&self.states);
+        let Some(state) = states.get_mut(&preemptor) else {
+            return;
+        };
+        if let Some(ipa) = Arc::make_mut(state).inter_pod_affinity.as_mut() {
+            inter_pod_affinity::update_with_pod(ipa, &c, preemptor, task, c.labels(node), delta);
+        }
+    }
+
     fn state_of(&self, task: TaskId) -> Arc<CycleState> {
         lock(&self.states).get(&task).cloned().unwrap_or_default()
     }
@@ -308,6 +326,37 @@ impl Plugin for Predicates {
             Ok(())
         } else {
             Err(FitError { statuses })
+        }
+    }
+
+    fn simulation_begin(&self, _ssn: &SessionState, preemptor: TaskId) {
+        let state = self.state_of(preemptor);
+        lock(&self.saved).insert(preemptor, state);
+    }
+
+    fn simulate_remove_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        self.simulate_move(ssn, preemptor, task, -1);
+        Ok(())
+    }
+
+    fn simulate_add_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        self.simulate_move(ssn, preemptor, task, 1);
+        Ok(())
+    }
+
+    fn simulation_end(&self, _ssn: &SessionState, preemptor: TaskId) {
+        if let Some(state) = lock(&self.saved).remove(&preemptor) {
+            lock(&self.states).insert(preemptor, state);
         }
     }
 

@@ -1,0 +1,140 @@
+//! `reclaim` (spec §5.5): queues below their fair share take resources back from Running tasks
+//! of other, reclaimable queues. Nodes are tried in order, not scored.
+
+use std::collections::BTreeMap;
+
+use super::PriorityQueue;
+use super::node_search::PredicateHelper;
+use super::victims::{
+    node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
+    victims_can_make_room, victims_in_order,
+};
+use crate::framework::{Session, Statement};
+use crate::model::{DimDefault, JobId, QueueId, TaskId, TaskStatus};
+
+/// Runs the action.
+pub fn execute(ssn: &mut Session) {
+    let snap = ssn.state.snap.clone();
+    let error_cache = ssn
+        .state
+        .config
+        .action_arguments("reclaim")
+        .bool("predicateErrorCacheEnable")
+        .ok()
+        .flatten()
+        .unwrap_or(true);
+    let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
+    let mut seen = vec![false; snap.queues.len()];
+    let mut preemptors: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
+    let mut tasks: BTreeMap<JobId, PriorityQueue<TaskId>> = BTreeMap::new();
+    for j in snap.jobs.ids() {
+        if ssn.state.job_is_pending(j) || ssn.job_valid(j).is_some() {
+            continue;
+        }
+        let q = snap.jobs.queue[j.idx()];
+        if !seen[q.idx()] {
+            seen[q.idx()] = true;
+            queues.push(q, |l, r| ssn.queue_order_less(l, r));
+        }
+        if ssn.job_starving(j) {
+            preemptors
+                .entry(q)
+                .or_default()
+                .push(j, |l, r| ssn.job_order_less(l, r));
+            let mut pq = PriorityQueue::new();
+            for &t in &snap.jobs.tasks[j.idx()] {
+                if ssn.state.task_status[t.idx()] == TaskStatus::Pending
+                    && !snap.tasks.sch_gated[t.idx()]
+                {
+                    pq.push(t, |l, r| ssn.task_order_less(l, r));
+                }
+            }
+            tasks.insert(j, pq);
+        }
+    }
+    while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
+        if ssn.overused(q) {
+            continue;
+        }
+        while let Some(job) = preemptors
+            .get_mut(&q)
+            .and_then(|p| p.pop(|l, r| ssn.job_order_less(l, r)))
+        {
+            let mut stmt = Statement::new();
+            while ssn.job_starving(job) {
+                let Some(t) = tasks
+                    .get_mut(&job)
+                    .and_then(|p| p.pop(|l, r| ssn.task_order_less(l, r)))
+                else {
+                    break;
+                };
+                let pod = &snap.tasks.pod[t.idx()];
+                if pod.spec.preemption_policy.as_deref() == Some("Never")
+                    || !ssn.preemptive(q, t)
+                    || ssn.pre_predicate(t).is_err()
+                {
+                    continue;
+                }
+                reclaim_for_task(ssn, &mut stmt, t, q, error_cache);
+            }
+            if ssn.job_pipelined(job) {
+                stmt.commit(ssn);
+            } else {
+                stmt.discard(ssn);
+            }
+        }
+    }
+}
+
+fn reclaim_for_task(
+    ssn: &mut Session,
+    stmt: &mut Statement,
+    t: TaskId,
+    q: QueueId,
+    error_cache: bool,
+) {
+    let snap = ssn.state.snap.clone();
+    let nodes = nodes_worth_trying(ssn, t);
+    let (found, _) =
+        PredicateHelper::new(error_cache).predicate_nodes(ssn, t, &nodes, predicate_for_preempt);
+    for node in found {
+        let reclaimees = node_tasks_where(ssn, node, |v| {
+            ssn.state.task_status[v.idx()] == TaskStatus::Running
+                && snap.tasks.preemptable[v.idx()]
+                && ssn.state.job_of(v).is_some_and(|vj| {
+                    let vq = snap.jobs.queue[vj.idx()];
+                    vq != q && snap.queues.reclaimable[vq.idx()]
+                })
+        });
+        if reclaimees.is_empty() {
+            continue;
+        }
+        // Plugins see candidates in eviction order (capacity relies on it, as Volcano's sorts them).
+        let reclaimees = victims_in_order(ssn, &reclaimees, t);
+        let victims = ssn.reclaimable(t, &reclaimees);
+        if !victims_can_make_room(ssn, t, node, &victims) {
+            continue;
+        }
+        let req = ssn.state.resreq(t).clone();
+        let mut avail = ssn.state.future_idle(node);
+        let mut queue = victim_queue(ssn, &victims, t);
+        let mut ns = Statement::new();
+        let mut evicted = false;
+        while !req.less_equal(&avail, DimDefault::Zero) {
+            let Some(v) = pop_victim(ssn, &mut queue, t) else {
+                break;
+            };
+            if ns.evict(ssn, v, "reclaim").is_ok() {
+                evicted = true;
+                avail.add(ssn.state.resreq(v));
+            }
+        }
+        if !req.less_equal(&avail, DimDefault::Zero) || ns.pipeline(ssn, t, node, evicted).is_err()
+        {
+            ns.discard(ssn);
+            continue;
+        }
+        stmt.merge(&mut ns);
+        return;
+    }
+}
