@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tephra_engine::framework::{PluginRegistry, Session, Statement};
 use tephra_engine::harness::Harness;
-use tephra_engine::model::{HyperNodeId, JobId, NodeId, TaskId};
+use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, TaskId};
 
 use super::{AbiError, PluginLibrary};
 use crate::abi::{self, Str};
@@ -101,9 +101,93 @@ impl Plugin for Boom {
     }
 }
 
+/// Reads every accessor of the view into one string, returned as a job-invalid message.
+struct Digest;
+
+fn digest(_: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
+    Ok(Box::new(Digest))
+}
+
+fn read_everything(ssn: &SessionView) -> String {
+    let mut out = format!("now {}\n", ssn.now());
+    for n in ssn.nodes() {
+        out += &format!(
+            "node {} {:?} {} {} {} {} {} {} {} {:?} {:?}\n",
+            ssn.node_name(n),
+            ssn.node_label(n, "ok"),
+            ssn.node_unschedulable(n),
+            ssn.node_allocatable(n, "cpu"),
+            ssn.node_capacity(n, "memory"),
+            ssn.node_used(n, "pods"),
+            ssn.node_idle(n, "cpu"),
+            ssn.node_releasing(n, "cpu"),
+            ssn.node_pipelined(n, "nvidia.com/gpu"),
+            ssn.node_tasks(n),
+            ssn.node_id(ssn.node_name(n)),
+        );
+    }
+    for t in (0..ssn.task_count() as u32).map(TaskId) {
+        out += &format!(
+            "task {} {} {} {:?} {:?} {:?} {:?} {} {} {} {} {:?} {:?}\n",
+            ssn.task_name(t),
+            ssn.task_namespace(t),
+            ssn.task_uid(t),
+            ssn.task_role(t),
+            ssn.task_label(t, "app"),
+            ssn.task_annotation(t, "scheduling.k8s.io/group-name"),
+            ssn.task_status(t),
+            ssn.task_priority(t),
+            ssn.task_best_effort(t),
+            ssn.task_preemptable(t),
+            ssn.task_request(t, "memory"),
+            ssn.task_job(t),
+            ssn.task_node(t),
+        );
+    }
+    for j in (0..ssn.job_count() as u32).map(JobId) {
+        out += &format!(
+            "job {} {} {} {:?} {:?} {} {} {:?} {} {} {} {} {:?}\n",
+            ssn.job_uid(j),
+            ssn.job_name(j),
+            ssn.job_namespace(j),
+            ssn.job_annotation(j, "invalid"),
+            ssn.job_queue(j),
+            ssn.job_priority(j),
+            ssn.job_min_available(j),
+            ssn.job_tasks(j),
+            ssn.job_ready_task_num(j),
+            ssn.job_waiting_task_num(j),
+            ssn.job_allocated(j, "cpu"),
+            ssn.job_total_request(j, "cpu"),
+            ssn.job_id(ssn.job_uid(j)),
+        );
+    }
+    for q in (0..ssn.queue_count() as u32).map(QueueId) {
+        out += &format!(
+            "queue {} {} {:?}\n",
+            ssn.queue_name(q),
+            ssn.queue_weight(q),
+            ssn.queue_id(ssn.queue_name(q))
+        );
+    }
+    out
+}
+
+impl Plugin for Digest {
+    fn name(&self) -> &str {
+        "digest"
+    }
+    fn job_valid(&self, ssn: &SessionView, _: JobId) -> Option<JobInvalid> {
+        Some(JobInvalid {
+            reason: "digest".into(),
+            message: read_everything(ssn),
+        })
+    }
+}
+
 static EXPORTS: Exports = Exports::new(
-    &[Str::new("probe"), Str::new("boom")],
-    &[probe as Builder, boom as Builder],
+    &[Str::new("probe"), Str::new("boom"), Str::new("digest")],
+    &[probe as Builder, boom as Builder, digest as Builder],
 );
 
 fn library() -> Arc<PluginLibrary> {
@@ -169,6 +253,32 @@ fn a_loaded_plugin_answers_exactly_as_when_linked_in() {
         remote.hyper_node_gradient_for_job(j, HyperNodeId(3)),
         vec![vec![HyperNodeId(3)], vec![]]
     );
+}
+
+#[test]
+fn every_session_read_gives_the_same_value_through_the_abi() {
+    let mut registry = PluginRegistry::new();
+    library().register(&mut registry);
+    let external = registry.get("digest").cloned().unwrap();
+    let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: digest\n";
+    let local = harness(conf)
+        .with_plugin("digest", linked(digest))
+        .open()
+        .unwrap();
+    let remote = harness(conf)
+        .with_plugin("digest", move |a| external(a))
+        .open()
+        .unwrap();
+    let (l, r) = (
+        local.job_valid(JobId(0)).unwrap(),
+        remote.job_valid(JobId(0)).unwrap(),
+    );
+    assert!(
+        l.message.contains("node b None false 8000"),
+        "{}",
+        l.message
+    );
+    assert_eq!(l, r);
 }
 
 #[test]
