@@ -1,5 +1,5 @@
-//! The `tephra` command line. Parsing lives here and the work in `simulate` / `conformance`, so
-//! `main` stays one call.
+//! The `tephra` command line. Parsing lives here and the work in `simulate`, `conformance`,
+//! `workload` and `bench`, so `main` stays one call.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tephra_engine::framework::PluginRegistry;
 
+use crate::bench::{BenchOptions, run_bench};
 use crate::conformance::run_conformance;
 use crate::plugins::load_plugins_dir;
 use crate::scenario::find_scenario_files;
-use crate::simulate::{SimulateOptions, simulate, write_json, write_text};
+use crate::simulate::{SimulateOptions, resolve_conf, simulate, write_json, write_text};
+use crate::workload::gang_mixed::scheduler_conf;
+use crate::workload::{DEFAULT_SEED, GangMixed, load_workload, named, names, write_manifests};
 
 /// tephra: a drop-in replacement for Volcano's batch scheduler.
 #[derive(Debug, Parser)]
@@ -29,6 +32,61 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Run conformance scenario files and report failures.
     Conformance(ConformanceArgs),
+    /// Generate a benchmark workload as Kubernetes manifests (a JSON stream).
+    Gen(GenArgs),
+    /// Time scheduling cycles on a benchmark workload, phase by phase.
+    Bench(BenchArgs),
+}
+
+/// The family `gen` knows.
+const FAMILY: &str = "gang-mixed";
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// `gang-mixed` (with --nodes), or a named size: small, medium, large, medium-contended.
+    #[arg(value_name = "WORKLOAD")]
+    pub workload: String,
+    /// Nodes of a `gang-mixed` cluster.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u64>,
+    /// Pending pods of a `gang-mixed` cluster (default: as many as nodes).
+    #[arg(long, value_name = "P")]
+    pub pending: Option<u64>,
+    /// Seed of the workload (it drives the churn between benchmark cycles).
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Output file; gzip-compressed when the name ends in `.gz`.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// A named size (small, medium, large, medium-contended), generated in memory, or a
+    /// manifest file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub workload: String,
+    /// Threads of the scheduling pool (default: the machine's cores).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// Number of cycles; cycle 1 sees every pending pod, later ones apply the churn first.
+    #[arg(long, value_name = "C", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub cycles: u32,
+    /// Print one JSON document on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every cycle's decisions, sorted, to FILE (for byte-for-byte comparison).
+    #[arg(long, value_name = "FILE")]
+    pub decisions: Option<PathBuf>,
+    /// Scheduler configuration file (default: the workload family's, Volcano's chart default).
+    #[arg(long, value_name = "CONF")]
+    pub conf: Option<PathBuf>,
+    /// Seed of the churn between cycles.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Run the engine's plain path, without equivalence-class caches (the reference).
+    #[arg(long)]
+    pub no_class_caches: bool,
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +125,8 @@ pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut d
         match cli.command {
             Command::Simulate(a) => run_simulate(a, &registry, out, err),
             Command::Conformance(a) => run_conformance_command(a, &registry, out),
+            Command::Gen(a) => run_gen(a, err),
+            Command::Bench(a) => run_bench_command(a, &registry, out),
         }
     });
     match result {
@@ -123,6 +183,79 @@ fn run_conformance_command(
     let summary =
         run_conformance(&files, registry, out).map_err(|e| format!("cannot write output: {e}"))?;
     Ok(u8::from(summary.failed > 0))
+}
+
+/// The cluster `gen` is asked for: the family with explicit sizes, or a named size.
+fn gen_cluster(a: &GenArgs) -> Result<GangMixed, String> {
+    if a.workload == FAMILY {
+        let nodes = a.nodes.ok_or(format!("{FAMILY} needs --nodes"))?;
+        let pending = a.pending.unwrap_or(nodes);
+        return Ok(GangMixed {
+            nodes,
+            pending,
+            seed: a.seed,
+        });
+    }
+    if a.nodes.is_some() || a.pending.is_some() {
+        return Err(format!(
+            "--nodes and --pending apply to {FAMILY}, not to the named size {}",
+            a.workload
+        ));
+    }
+    named(&a.workload, a.seed).ok_or(format!(
+        "unknown workload {:?} (known: {FAMILY}, {})",
+        a.workload,
+        names()
+    ))
+}
+
+fn run_gen(a: GenArgs, err: &mut dyn Write) -> Result<u8, String> {
+    let g = gen_cluster(&a)?;
+    let c = write_manifests(&g, &a.out).map_err(|e| e.to_string())?;
+    writeln!(
+        err,
+        "wrote {}: {} nodes, {} running pods, {} pending pods in {} jobs",
+        a.out.display(),
+        c.nodes,
+        c.running_pods,
+        c.pending_pods,
+        c.pending_jobs
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(0)
+}
+
+fn run_bench_command(
+    a: BenchArgs,
+    registry: &PluginRegistry,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
+    let conf = match &a.conf {
+        Some(path) => resolve_conf(Some(path), None, registry).map_err(|e| e.to_string())?,
+        None => scheduler_conf(),
+    };
+    let threads = a.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let options = BenchOptions {
+        threads,
+        cycles: a.cycles,
+        record_decisions: a.decisions.is_some(),
+        disable_class_caches: a.no_class_caches,
+    };
+    let workload = load_workload(&a.workload, a.seed).map_err(|e| e.to_string())?;
+    let run = run_bench(workload, conf, registry, &options).map_err(|e| e.to_string())?;
+    if let (Some(path), Some(log)) = (&a.decisions, &run.decisions) {
+        std::fs::write(path, log).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    if a.json {
+        crate::bench::write_json(&run, out)
+    } else {
+        crate::bench::write_text(&run, out)
+    }
+    .map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(0)
 }
 
 #[cfg(test)]

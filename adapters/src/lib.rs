@@ -1,16 +1,19 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`) out, and the plugins that need I/O (libraries loaded
+//! command line (`simulate`, `conformance`, `gen`, `bench`) out, and the plugins that need I/O (libraries loaded
 //! at run time, the HTTP extender).
 
+pub mod bench;
 pub mod cli;
 pub mod conformance;
 mod input_error;
 pub mod manifest;
 pub mod offline;
 pub mod plugins;
+mod progress;
 pub mod scenario;
 pub mod simulate;
 #[cfg(test)]
 mod test_dir;
+pub mod workload;
 
 pub use input_error::InputError;

@@ -219,3 +219,85 @@ fn preemption_example_evicts_in_cycle_one_and_binds_the_preemptor_in_cycle_two()
     assert!(second.contains("  placed:\n    ns/h -> n1\n"), "{out}");
     assert!(!second.contains("evicted"), "{out}");
 }
+
+#[test]
+fn gen_writes_a_gzip_stream_that_bench_runs_alike_at_1_and_2_threads() {
+    let dir = Scratch::new("gen-bench", &[("README", "scratch")]);
+    let file = dir.path("c.json.gz");
+    let generated = tephra(&[
+        "gen",
+        "gang-mixed",
+        "--nodes",
+        "24",
+        "--pending",
+        "40",
+        "-o",
+        &file,
+    ]);
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert_eq!(
+        stderr(&generated),
+        format!("wrote {file}: 24 nodes, 180 running pods, 40 pending pods in 5 jobs\n")
+    );
+    let run = |workload: &str, threads: &str, decisions: &str| {
+        let o = tephra(&[
+            "bench",
+            "--workload",
+            workload,
+            "--threads",
+            threads,
+            "--cycles",
+            "2",
+            "--json",
+            "--decisions",
+            decisions,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON document");
+        (doc, std::fs::read_to_string(decisions).unwrap())
+    };
+    let (doc, from_file) = run(&file, "1", &dir.path("a.txt"));
+    assert_eq!(doc["workload"], file);
+    assert_eq!(doc["threads"], 1);
+    let cycles = doc["cycles"].as_array().unwrap();
+    assert_eq!(cycles.len(), 2);
+    let actions: Vec<&String> = cycles[0]["actions_ms"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        actions,
+        ["allocate", "backfill", "enqueue"],
+        "serde_json sorts keys"
+    );
+    assert!(cycles[0]["binds"].as_u64().unwrap() > 0);
+    assert!(doc["peak_rss_bytes"].as_u64().unwrap() > 0);
+    assert!(from_file.starts_with("cycle 1\nbind default/job-000000-0 "));
+    assert!(from_file.contains("\ncycle 2\n"));
+    let (_, two_threads) = run(&file, "2", &dir.path("b.txt"));
+    assert_eq!(from_file, two_threads);
+}
+
+#[test]
+fn gen_and_bench_refuse_bad_workloads() {
+    let o = tephra(&["gen", "gang-mixed", "-o", "/dev/null"]);
+    assert_eq!(stderr(&o), "tephra: gang-mixed needs --nodes\n");
+    let o = tephra(&["gen", "small", "--nodes", "3", "-o", "/dev/null"]);
+    assert_eq!(
+        stderr(&o),
+        "tephra: --nodes and --pending apply to gang-mixed, not to the named size small\n"
+    );
+    let o = tephra(&["bench", "--workload", "tiny"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("tephra: tiny: neither a named workload"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !tephra(&["bench", "--workload", "small", "--threads", "0"])
+            .status
+            .success()
+    );
+}

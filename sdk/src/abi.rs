@@ -107,6 +107,18 @@ pub mod fit_code {
     pub const SKIP: u32 = 5;
 }
 
+/// `SearchPurpose` of the hyper-node gradients.
+pub mod purpose {
+    pub const ALLOCATE: u32 = 0;
+    pub const EVICT: u32 = 1;
+}
+
+/// `EvictionKind` of a unified-evictable call.
+pub mod eviction_kind {
+    pub const GANG_PREEMPT: u32 = 0;
+    pub const GANG_RECLAIM: u32 = 1;
+}
+
 /// Votes and orderings cross as `i32`: Volcano's Reject / Abstain / Permit are -1 / 0 / 1, and
 /// `Ordering::Less / Equal / Greater` are -1 / 0 / 1.
 pub type Tri = i32;
@@ -302,6 +314,9 @@ pub struct PluginVTable {
         extern "C" fn(Instance, &Session, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
     pub reclaimable:
         extern "C" fn(Instance, &Session, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
+    /// `(eviction_kind, starving job, candidates, len, victims)`.
+    pub unified_evictable:
+        extern "C" fn(Instance, &Session, u32, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
     /// `(tasks, len, victims)`.
     pub victim_tasks:
         extern "C" fn(Instance, &Session, *const u32, usize, &IdsOut, &TextOut) -> Status,
@@ -309,18 +324,28 @@ pub struct PluginVTable {
     /// `(queue, task)`.
     pub allocatable: extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
     pub overused: extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
-    /// `(queue, task)`.
-    pub preemptive: extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
+    /// `(queue, tasks, len)`.
+    pub preemptive:
+        extern "C" fn(Instance, &Session, u32, *const u32, usize, &mut u8, &TextOut) -> Status,
 
     /// `(sub_job, hyper_nodes, len, scores)`.
     pub hyper_node_order:
         extern "C" fn(Instance, &Session, u32, *const u32, usize, *mut f64, &TextOut) -> Status,
-    /// `(job, hyper_node, groups)`.
+    /// `(job, hyper_node, purpose, groups)`.
     pub hyper_node_gradient_for_job:
-        extern "C" fn(Instance, &Session, u32, u32, &IdsOut, &TextOut) -> Status,
-    /// `(sub_job, hyper_node, groups)`.
+        extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
+    /// `(sub_job, hyper_node, purpose, groups)`.
     pub hyper_node_gradient_for_sub_job:
-        extern "C" fn(Instance, &Session, u32, u32, &IdsOut, &TextOut) -> Status,
+        extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
+
+    /// `(preemptor)`.
+    pub simulation_begin: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    /// `(preemptor, task)`; `FAILED`: the error was written.
+    pub simulate_remove_task: extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
+    /// `(preemptor, task)`; `FAILED`: the error was written.
+    pub simulate_add_task: extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
+    /// `(preemptor)`.
+    pub simulation_end: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
 
     /// `FAILED`: the error was written; the allocation is rolled back.
     pub on_allocate: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,

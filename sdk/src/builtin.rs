@@ -4,7 +4,10 @@
 use std::cmp::Ordering;
 
 use tephra_engine::config::{ArgumentError, Arguments};
-use tephra_engine::framework::{FitError, JobInvalid, Plugin, PluginRegistry, SessionState, Vote};
+use tephra_engine::framework::{
+    EvictionContext, FitError, JobInvalid, Plugin, PluginRegistry, SearchPurpose, SessionState,
+    Vote,
+};
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
 use crate::{Builder, SessionView};
@@ -129,6 +132,14 @@ impl Plugin for Linked {
     ) -> Option<Vec<TaskId>> {
         self.0.reclaimable(&view(ssn), reclaimer, candidates)
     }
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        self.0.unified_evictable(&view(ssn), ctx, candidates)
+    }
     fn victim_tasks(&self, ssn: &SessionState, tasks: &[TaskId]) -> Option<Vec<TaskId>> {
         self.0.victim_tasks(&view(ssn), tasks)
     }
@@ -138,8 +149,8 @@ impl Plugin for Linked {
     fn overused(&self, ssn: &SessionState, queue: QueueId) -> Option<bool> {
         self.0.overused(&view(ssn), queue)
     }
-    fn preemptive(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
-        self.0.preemptive(&view(ssn), queue, task)
+    fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
+        self.0.preemptive(&view(ssn), queue, tasks)
     }
     fn hyper_node_order(
         &self,
@@ -154,17 +165,42 @@ impl Plugin for Linked {
         ssn: &SessionState,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
-        self.0.hyper_node_gradient_for_job(&view(ssn), job, hn)
+        self.0
+            .hyper_node_gradient_for_job(&view(ssn), job, hn, purpose)
     }
     fn hyper_node_gradient_for_sub_job(
         &self,
         ssn: &SessionState,
         sub_job: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         self.0
-            .hyper_node_gradient_for_sub_job(&view(ssn), sub_job, hn)
+            .hyper_node_gradient_for_sub_job(&view(ssn), sub_job, hn, purpose)
+    }
+    fn simulation_begin(&self, ssn: &SessionState, preemptor: TaskId) {
+        self.0.simulation_begin(&view(ssn), preemptor)
+    }
+    fn simulate_remove_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        self.0.simulate_remove_task(&view(ssn), preemptor, task)
+    }
+    fn simulate_add_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        self.0.simulate_add_task(&view(ssn), preemptor, task)
+    }
+    fn simulation_end(&self, ssn: &SessionState, preemptor: TaskId) {
+        self.0.simulation_end(&view(ssn), preemptor)
     }
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
         self.0.on_allocate(&view(ssn), task)

@@ -36,15 +36,19 @@ mod view;
 pub use builtin::{linked, register_builtin};
 pub use plugin::{Builder, Plugin};
 pub use tephra_engine::config::{ArgumentError, Arguments};
-pub use tephra_engine::framework::{FitError, JobInvalid, PluginRegistry, StatusCode, Vote};
+pub use tephra_engine::framework::{
+    EvictionContext, EvictionKind, FitError, JobInvalid, PluginRegistry, SearchPurpose, StatusCode,
+    Vote,
+};
 pub use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId, TaskStatus};
 pub use view::SessionView;
 
 /// Everything a plugin file usually needs.
 pub mod prelude {
     pub use crate::{
-        ArgumentError, Arguments, FitError, HyperNodeId, JobId, JobInvalid, NodeId, Plugin,
-        QueueId, SessionView, StatusCode, SubJobId, TaskId, TaskStatus, Vote,
+        ArgumentError, Arguments, EvictionContext, EvictionKind, FitError, HyperNodeId, JobId,
+        JobInvalid, NodeId, Plugin, QueueId, SearchPurpose, SessionView, StatusCode, SubJobId,
+        TaskId, TaskStatus, Vote,
     };
     pub use std::cmp::Ordering;
 }

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use tephra_engine::config::{ArgumentError, Arguments};
-use tephra_engine::framework::{FitError, JobInvalid, Vote};
+use tephra_engine::framework::{EvictionContext, FitError, JobInvalid, SearchPurpose, Vote};
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
 use crate::SessionView;
@@ -135,6 +135,15 @@ pub trait Plugin: Send + Sync {
     ) -> Option<Vec<TaskId>> {
         None
     }
+    /// UnifiedEvictable: which of `candidates` the gang-aware eviction `ctx` may take.
+    fn unified_evictable(
+        &self,
+        ssn: &SessionView,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        None
+    }
     /// VictimTasks: tasks this plugin wants evicted.
     fn victim_tasks(&self, ssn: &SessionView, tasks: &[TaskId]) -> Option<Vec<TaskId>> {
         None
@@ -148,8 +157,8 @@ pub trait Plugin: Send + Sync {
     fn overused(&self, ssn: &SessionView, queue: QueueId) -> Option<bool> {
         None
     }
-    /// Preemptive: may the queue take resources for `task` by eviction.
-    fn preemptive(&self, ssn: &SessionView, queue: QueueId, task: TaskId) -> Option<bool> {
+    /// Preemptive: may the queue take resources for `tasks` (together) by eviction.
+    fn preemptive(&self, ssn: &SessionView, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
         None
     }
 
@@ -162,12 +171,14 @@ pub trait Plugin: Send + Sync {
     ) -> Option<Vec<f64>> {
         None
     }
-    /// HyperNodeGradientForJob: groups of hyper-nodes to try, in order.
+    /// HyperNodeGradientForJob: groups of hyper-nodes under `hn` to try, in order, for
+    /// `purpose`.
     fn hyper_node_gradient_for_job(
         &self,
         ssn: &SessionView,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         None
     }
@@ -177,9 +188,33 @@ pub trait Plugin: Send + Sync {
         ssn: &SessionView,
         sub_job: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         None
     }
+
+    /// Preemption dry run begins for `preemptor`.
+    fn simulation_begin(&self, ssn: &SessionView, preemptor: TaskId) {}
+    /// Preemption dry run: `task` is taken off its node in `preemptor`'s simulated view.
+    fn simulate_remove_task(
+        &self,
+        ssn: &SessionView,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Preemption dry run: `task` is put back on its node in `preemptor`'s simulated view.
+    fn simulate_add_task(
+        &self,
+        ssn: &SessionView,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// Preemption dry run for `preemptor` ends.
+    fn simulation_end(&self, ssn: &SessionView, preemptor: TaskId) {}
 
     /// Event handler: `task` was allocated or pipelined. An error rolls the operation back.
     fn on_allocate(&mut self, ssn: &SessionView, task: TaskId) -> Result<(), String> {

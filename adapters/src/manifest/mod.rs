@@ -1,16 +1,19 @@
 //! Kubernetes manifests: multi-document YAML, a JSON stream, or a `List` (`kind: List` with
 //! `items`, as `kubectl get -o yaml|json` writes it), read into cluster objects by `kind`.
 
+mod compressed;
 mod documents;
 mod field_path;
 mod objects;
 
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use serde_json::Value;
 use tephra_engine::api::ClusterObject;
 
 use crate::InputError;
+pub use compressed::{ManifestWriter, open_reader};
 pub use documents::parse_documents;
 pub use field_path::failing_field;
 pub use objects::{Decoded, decode};
@@ -23,15 +26,49 @@ pub struct Manifest {
     pub skipped: Vec<String>,
 }
 
-/// Reads a file's text; the error names the file.
+/// Reads a file's text (decompressed when its name ends in `.gz`); the error names the file.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(path.display().to_string(), format!("cannot read: {e}")))
+    let cannot_read = |e: std::io::Error| {
+        InputError::new(path.display().to_string(), format!("cannot read: {e}"))
+    };
+    let mut text = String::new();
+    open_reader(path)
+        .and_then(|mut r| r.read_to_string(&mut text))
+        .map_err(cannot_read)?;
+    Ok(text)
 }
 
-/// Loads the manifest file at `path`.
+/// Loads the manifest file at `path` (plain or `.gz`). A JSON stream is decoded object by
+/// object as it is read, so only the decoded objects are held in memory.
 pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
-    parse_manifest(&read_text(path)?, &path.display().to_string())
+    let origin = path.display().to_string();
+    let cannot_read = |e: std::io::Error| InputError::new(&origin, format!("cannot read: {e}"));
+    let mut reader = open_reader(path).map_err(cannot_read)?;
+    let first = loop {
+        let buf = reader.fill_buf().map_err(cannot_read)?;
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => break Some(buf[i]),
+            None if buf.is_empty() => break None,
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    };
+    if first != Some(b'{') {
+        let mut text = String::new();
+        reader.read_to_string(&mut text).map_err(cannot_read)?;
+        return parse_manifest(&text, &origin);
+    }
+    let mut manifest = Manifest::default();
+    for (i, doc) in serde_json::Deserializer::from_reader(reader)
+        .into_iter::<Value>()
+        .enumerate()
+    {
+        let doc = doc.map_err(|e| InputError::new(&origin, format!("invalid JSON: {e}")))?;
+        manifest.decode_document(i, doc, &origin)?;
+    }
+    Ok(manifest)
 }
 
 /// Parses manifest text; `origin` names it in errors and notes.
@@ -43,22 +80,7 @@ pub fn parse_manifest(text: &str, origin: &str) -> Result<Manifest, InputError> 
 pub fn decode_documents(documents: Vec<Value>, origin: &str) -> Result<Manifest, InputError> {
     let mut manifest = Manifest::default();
     for (i, doc) in documents.into_iter().enumerate() {
-        let location = format!("document {i}");
-        match Shape::of(doc, origin, &location)? {
-            Shape::Single(doc) => {
-                manifest.add(decode(doc, None, origin, &location)?, origin, &location)
-            }
-            Shape::List { items, item_kind } => {
-                for (j, item) in items.into_iter().enumerate() {
-                    let location = format!("{location} items[{j}]");
-                    manifest.add(
-                        decode(item, item_kind.as_deref(), origin, &location)?,
-                        origin,
-                        &location,
-                    );
-                }
-            }
-        }
+        manifest.decode_document(i, doc, origin)?;
     }
     Ok(manifest)
 }
@@ -74,23 +96,28 @@ enum Shape {
 }
 
 impl Shape {
-    fn of(doc: Value, origin: &str, location: &str) -> Result<Shape, InputError> {
+    fn of(mut doc: Value, origin: &str, location: &str) -> Result<Shape, InputError> {
         let is_list =
             |k: &&str| *k == "List" || (k.ends_with("List") && doc.get("items").is_some());
-        let Some(kind) = doc.get("kind").and_then(Value::as_str).filter(is_list) else {
+        let Some(kind) = doc
+            .get("kind")
+            .and_then(Value::as_str)
+            .filter(is_list)
+            .map(str::to_string)
+        else {
             return Ok(Shape::Single(doc));
         };
         let item_kind = kind
             .strip_suffix("List")
             .filter(|k| !k.is_empty())
             .map(str::to_string);
-        let items = match doc.get("items") {
-            Some(Value::Array(items)) => items.clone(),
+        let items = match doc.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) => items,
             None | Some(Value::Null) => Vec::new(),
             Some(_) => {
                 return Err(InputError::new(origin, "must be a sequence")
                     .at(location)
-                    .object(kind)
+                    .object(&kind)
                     .field("items"));
             }
         };
@@ -99,6 +126,27 @@ impl Shape {
 }
 
 impl Manifest {
+    /// Decodes document `i` of `origin`, expanding a list.
+    fn decode_document(&mut self, i: usize, doc: Value, origin: &str) -> Result<(), InputError> {
+        let location = format!("document {i}");
+        match Shape::of(doc, origin, &location)? {
+            Shape::Single(doc) => {
+                self.add(decode(doc, None, origin, &location)?, origin, &location)
+            }
+            Shape::List { items, item_kind } => {
+                for (j, item) in items.into_iter().enumerate() {
+                    let location = format!("{location} items[{j}]");
+                    self.add(
+                        decode(item, item_kind.as_deref(), origin, &location)?,
+                        origin,
+                        &location,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn add(&mut self, decoded: Decoded, origin: &str, location: &str) {
         match decoded {
             Decoded::Object(o) => self.objects.push(o),

@@ -100,7 +100,7 @@ fn typed<T: DeserializeOwned>(
     location: &str,
     what: &str,
 ) -> Result<T, InputError> {
-    serde_json::from_value::<T>(value.clone()).map_err(|e| {
+    T::deserialize(&value).map_err(|e| {
         let err = InputError::new(origin, e).at(location).object(what);
         match failing_field::<T>(&value) {
             Some(field) => err.field(field),

@@ -19,8 +19,8 @@ fn session_options() -> SessionOptions {
     SessionOptions {
         now: START_TIME,
         uid: "tephra-conformance".into(),
-        node_sampling: None,
         timers: Arc::new(Timers::new(SCHEDULER_START)),
+        ..Default::default()
     }
 }
 

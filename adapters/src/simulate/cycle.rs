@@ -110,8 +110,8 @@ pub fn run_cycles(
         let options = SessionOptions {
             now,
             uid: format!("tephra-cycle-{cycle}"),
-            node_sampling: None,
             timers: timers.clone(),
+            ..Default::default()
         };
         let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;
         actions::run_all(&mut ssn);

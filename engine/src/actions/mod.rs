@@ -4,6 +4,9 @@
 mod allocate;
 mod backfill;
 mod enqueue;
+mod gang_eviction;
+mod gangpreempt;
+mod gangreclaim;
 mod node_search;
 mod preempt;
 mod priority_queue;
@@ -19,8 +22,15 @@ use crate::config::{ConfigError, SchedulerConfig};
 use crate::framework::Session;
 
 /// Actions tephra implements.
-pub const IMPLEMENTED: [&str; 6] = [
-    "enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle",
+pub const IMPLEMENTED: [&str; 8] = [
+    "enqueue",
+    "allocate",
+    "backfill",
+    "preempt",
+    "reclaim",
+    "shuffle",
+    "gangpreempt",
+    "gangreclaim",
 ];
 
 /// Refuses a configuration that names an action tephra does not run yet.
@@ -44,6 +54,8 @@ pub fn run(ssn: &mut Session, name: &str) {
         "preempt" => preempt::execute(ssn),
         "reclaim" => reclaim::execute(ssn),
         "shuffle" => shuffle::execute(ssn),
+        "gangpreempt" => gangpreempt::execute(ssn),
+        "gangreclaim" => gangreclaim::execute(ssn),
         _ => {}
     }
 }
@@ -170,9 +182,19 @@ mod tests {
     }
 
     #[test]
+    fn every_known_action_is_supported() {
+        let c = crate::config::SchedulerConfig::parse(
+            "actions: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim\n",
+        )
+        .unwrap();
+        assert!(super::check_supported(&c).is_ok());
+    }
+
+    #[test]
     fn unsupported_actions_are_refused() {
-        let c = crate::config::SchedulerConfig::parse("actions: allocate, gangpreempt\n").unwrap();
+        let mut c = crate::config::SchedulerConfig::parse("actions: allocate\n").unwrap();
+        c.actions.push("warp".into());
         let e = super::check_supported(&c).unwrap_err();
-        assert!(e.to_string().contains("gangpreempt"));
+        assert!(e.to_string().contains("warp"));
     }
 }

@@ -77,14 +77,21 @@ impl PredicateHelper {
 
 /// allocate's predicate: the task must fit the node's future idle, then every predicate plugin.
 pub fn allocate_predicate(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {
-    let req = ssn.state.resreq(task);
-    if let Err(names) = req.less_equal_with_names(&ssn.state.future_idle(node), DimDefault::Zero) {
-        return Err(FitError::new(
-            StatusCode::Unschedulable,
-            format!("Insufficient {}", names[0]),
-        ));
-    }
+    fits_future_idle(ssn, task, node)?;
     predicate_for_allocate(ssn, task, node)
+}
+
+/// The resource part of a placement predicate: the task fits the node's future idle, else
+/// "Insufficient <first missing resource>".
+pub fn fits_future_idle(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {
+    let req = ssn.state.resreq(task);
+    req.less_equal_with_names(&ssn.state.future_idle(node), DimDefault::Zero)
+        .map_err(|names| {
+            FitError::new(
+                StatusCode::Unschedulable,
+                format!("Insufficient {}", names[0]),
+            )
+        })
 }
 
 /// `PredicateForAllocateAction`: the plugin predicates, failing on any status code.

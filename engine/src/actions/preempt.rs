@@ -162,7 +162,7 @@ fn eligible(ssn: &Session, t: TaskId) -> bool {
     if pod.spec.preemption_policy.as_deref() == Some("Never") {
         return false;
     }
-    let nominated = &pod.status.nominated_node_name;
+    let nominated = ssn.state.nominated_node_name(t);
     if nominated.is_empty() {
         return true;
     }

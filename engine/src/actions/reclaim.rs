@@ -70,7 +70,7 @@ pub fn execute(ssn: &mut Session) {
                 };
                 let pod = &snap.tasks.pod[t.idx()];
                 if pod.spec.preemption_policy.as_deref() == Some("Never")
-                    || !ssn.preemptive(q, t)
+                    || !ssn.preemptive(q, &[t])
                     || ssn.pre_predicate(t).is_err()
                 {
                     continue;

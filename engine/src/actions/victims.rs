@@ -105,6 +105,24 @@ pub fn nodes_worth_trying(ssn: &Session, task: TaskId) -> Vec<NodeId> {
     .collect()
 }
 
+/// `nodes` that `nodes_worth_trying` keeps, in `nodes` order (Volcano's
+/// `intersectNodesByName`). When allocate found every node of the cluster unresolvable the
+/// filter is empty, and an empty filter keeps all of `nodes`.
+pub fn worth_trying_among(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<NodeId> {
+    let errs = ssn
+        .state
+        .job_of(task)
+        .and_then(|j| ssn.state.job_fit_errors[j.idx()].get(&task));
+    let unresolvable = |n: &NodeId| {
+        errs.and_then(|e| e.nodes.get(n))
+            .is_some_and(|e| e.has_any(&[StatusCode::UnschedulableAndUnresolvable]))
+    };
+    if ssn.state.snap.nodes.ids().all(|n| unresolvable(&n)) {
+        return nodes.to_vec();
+    }
+    nodes.iter().copied().filter(|n| !unresolvable(n)).collect()
+}
+
 /// Tasks accounted on `node` that pass `keep`, in the node's order.
 pub fn node_tasks_where(ssn: &Session, node: NodeId, keep: impl Fn(TaskId) -> bool) -> Vec<TaskId> {
     ssn.state.node_tasks[node.idx()]

@@ -31,7 +31,7 @@ pub enum ConfigError {
     #[error("`actions` is empty")]
     NoActions,
     #[error(
-        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill, preempt, reclaim, shuffle)"
+        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)"
     )]
     UnsupportedAction(String),
     #[error("unknown plugin {0:?} in tier {1}")]

@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use super::{FitError, JobInvalid, Session, Vote};
+use super::{EvictionContext, FitError, JobInvalid, Plugin, SearchPurpose, Session, Vote};
 use crate::config::Point;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -176,7 +176,7 @@ impl Session {
 
     /// The tiered vote (spec §3.3.3): any Reject → false at once; the first tier with a
     /// Permit → true; nobody → true.
-    fn vote(&self, point: Point, f: impl Fn(&dyn super::Plugin) -> Vote) -> bool {
+    fn vote(&self, point: Point, f: impl Fn(&dyn Plugin) -> Vote) -> bool {
         for tier in self.enabled_by_tier(point) {
             let mut permitted = false;
             for p in tier {
@@ -233,15 +233,14 @@ impl Session {
         false
     }
 
-    /// The tiered victim intersection (spec §3.3.2): an empty answer abandons the tier, an
-    /// empty intersection is re-initialised by the next plugin, the first tier that ends with a
-    /// non-empty list decides.
-    fn victims(
-        &self,
-        point: Point,
-        f: impl Fn(&dyn super::Plugin) -> Option<Vec<TaskId>>,
+    /// The tiered victim intersection (spec §3.3.2) over `tiers`: an empty answer abandons the
+    /// tier, an empty intersection is re-initialised by the next plugin, the first tier that
+    /// ends with a non-empty list decides.
+    fn victims<'a>(
+        tiers: impl Iterator<Item = Vec<&'a dyn Plugin>>,
+        f: impl Fn(&dyn Plugin) -> Option<Vec<TaskId>>,
     ) -> Vec<TaskId> {
-        for tier in self.enabled_by_tier(point) {
+        for tier in tiers {
             let mut victims: Option<Vec<TaskId>> = None;
             for p in tier {
                 let Some(cands) = f(p) else { continue };
@@ -267,15 +266,22 @@ impl Session {
 
     /// Preemptable: tiered victim intersection.
     pub fn preemptable(&self, preemptor: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
-        self.victims(Point::Preemptable, |p| {
+        Self::victims(self.enabled_by_tier(Point::Preemptable), |p| {
             p.preemptable(&self.state, preemptor, candidates)
         })
     }
 
     /// Reclaimable: tiered victim intersection.
     pub fn reclaimable(&self, reclaimer: TaskId, candidates: &[TaskId]) -> Vec<TaskId> {
-        self.victims(Point::Reclaimable, |p| {
+        Self::victims(self.enabled_by_tier(Point::Reclaimable), |p| {
             p.reclaimable(&self.state, reclaimer, candidates)
+        })
+    }
+
+    /// UnifiedEvictable (no enable flag): tiered victim intersection.
+    pub fn unified_evictable(&self, ctx: &EvictionContext, candidates: &[TaskId]) -> Vec<TaskId> {
+        Self::victims(self.all_by_tier(), |p| {
+            p.unified_evictable(&self.state, ctx, candidates)
         })
     }
 
@@ -310,9 +316,9 @@ impl Session {
     }
 
     /// Preemptive: every registered plugin must say true.
-    pub fn preemptive(&self, queue: QueueId, task: TaskId) -> bool {
+    pub fn preemptive(&self, queue: QueueId, tasks: &[TaskId]) -> bool {
         self.enabled(Point::Preemptive)
-            .all(|(_, p)| p.preemptive(&self.state, queue, task).unwrap_or(true))
+            .all(|(_, p)| p.preemptive(&self.state, queue, tasks).unwrap_or(true))
     }
 
     /// Starts a preemption dry run for `preemptor` in every plugin (no enable flag).
@@ -330,7 +336,7 @@ impl Session {
     }
 
     /// Plugins whose simulation hooks are on: `enablePreemptable` or `enabledAllocatable`.
-    fn simulating(&self) -> impl Iterator<Item = &dyn super::Plugin> {
+    fn simulating(&self) -> impl Iterator<Item = &dyn Plugin> {
         self.tiers.iter().flat_map(move |r| {
             self.slots[r.clone()]
                 .iter()
@@ -371,9 +377,10 @@ impl Session {
         &self,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Vec<Vec<HyperNodeId>> {
         self.enabled(Point::HyperNodeGradient)
-            .find_map(|(_, p)| p.hyper_node_gradient_for_job(&self.state, job, hn))
+            .find_map(|(_, p)| p.hyper_node_gradient_for_job(&self.state, job, hn, purpose))
             .unwrap_or_else(|| vec![vec![hn]])
     }
 
@@ -382,9 +389,10 @@ impl Session {
         &self,
         sj: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Vec<Vec<HyperNodeId>> {
         self.enabled(Point::HyperNodeGradient)
-            .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn))
+            .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn, purpose))
             .unwrap_or_else(|| vec![vec![hn]])
     }
 }

@@ -5,11 +5,13 @@ mod close;
 mod decisions;
 mod dispatch;
 mod event;
+mod eviction;
 mod fit_error;
 mod fit_message;
 mod options;
 mod plugin;
 mod registry;
+mod search_purpose;
 mod session;
 mod state;
 mod statement;
@@ -22,10 +24,12 @@ pub use decisions::{
     Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
 };
 pub use event::{Event, EventObject};
+pub use eviction::{EvictionContext, EvictionKind};
 pub use fit_error::{FitError, FitErrors, Status, StatusCode};
 pub use options::{NodeSampling, SessionOptions};
 pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
+pub use search_purpose::SearchPurpose;
 pub use session::{Session, validate_plugins};
 pub use state::{LastTransaction, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};

@@ -51,6 +51,11 @@ pub struct SessionOptions {
     pub node_sampling: Option<NodeSampling>,
     /// Clocks kept across sessions by the scheduler loop.
     pub timers: Arc<Timers>,
+    /// Turns off the per-cycle equivalence-class caches (predicate results and score columns
+    /// shared by tasks of one scheduling signature), so every task takes the plain per-node
+    /// path. The plain path is the reference: decisions must be the same either way, and the
+    /// determinism tests compare both. Nothing is cached yet, so today both paths are one.
+    pub disable_class_caches: bool,
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::{FitError, JobInvalid, SessionState, Vote};
+use super::{EvictionContext, FitError, JobInvalid, SearchPurpose, SessionState, Vote};
 use crate::config::{ArgumentError, Arguments};
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -136,6 +136,16 @@ pub trait Plugin: Send + Sync {
     ) -> Option<Vec<TaskId>> {
         None
     }
+    /// UnifiedEvictable: which of `candidates` the gang-aware eviction described by `ctx` may
+    /// take (candidates come in the order the action would evict them).
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        None
+    }
     /// VictimTasks: tasks this plugin wants evicted.
     fn victim_tasks(&self, ssn: &SessionState, tasks: &[TaskId]) -> Option<Vec<TaskId>> {
         None
@@ -149,8 +159,8 @@ pub trait Plugin: Send + Sync {
     fn overused(&self, ssn: &SessionState, queue: QueueId) -> Option<bool> {
         None
     }
-    /// Preemptive: may the queue take resources for `task` by eviction.
-    fn preemptive(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
+    /// Preemptive: may the queue take resources for `tasks` (together) by eviction.
+    fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
         None
     }
 
@@ -163,12 +173,14 @@ pub trait Plugin: Send + Sync {
     ) -> Option<Vec<f64>> {
         None
     }
-    /// HyperNodeGradientForJob: groups of hyper-nodes to try, in order.
+    /// HyperNodeGradientForJob: groups of hyper-nodes under `hn` to try, in order, for
+    /// `purpose`.
     fn hyper_node_gradient_for_job(
         &self,
         ssn: &SessionState,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         None
     }
@@ -178,6 +190,7 @@ pub trait Plugin: Send + Sync {
         ssn: &SessionState,
         sub_job: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         None
     }

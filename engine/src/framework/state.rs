@@ -35,6 +35,8 @@ pub struct SessionState {
     pub task_last_tx: Vec<Option<LastTransaction>>,
     /// `task.JobAllocatedHyperNode`.
     pub task_allocated_hyper_node: Vec<Option<HyperNodeId>>,
+    /// The pod's `nominatedNodeName` was dropped this session (a stale nomination, §5.2.6).
+    pub task_nomination_cleared: Vec<bool>,
     pub node_idle: Vec<Resource>,
     pub node_used: Vec<Resource>,
     pub node_releasing: Vec<Resource>,
@@ -56,6 +58,9 @@ pub struct SessionState {
     pub job_fit_message: Vec<String>,
     pub job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
     pub sub_job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
+    /// `subJob.NominatedHyperNode`: where gangpreempt / gangreclaim made room for the sub-job;
+    /// allocate tries its tasks' nominated nodes there first (§5.2.6). Lives for the session.
+    pub sub_job_nominated_hyper_node: Vec<Option<HyperNodeId>>,
     /// Network topology after session-open adjustment (tier names resolved, soft made hard).
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
@@ -77,6 +82,7 @@ impl SessionState {
             task_eviction_occurred: vec![false; nt],
             task_last_tx: vec![None; nt],
             task_allocated_hyper_node: vec![None; nt],
+            task_nomination_cleared: vec![false; nt],
             node_idle: snap.nodes.allocatable.clone(),
             node_used: vec![Resource::empty(); nn],
             node_releasing: vec![Resource::empty(); nn],
@@ -102,6 +108,7 @@ impl SessionState {
             job_fit_message: vec![String::new(); nj],
             job_allocated_hyper_node: vec![None; nj],
             sub_job_allocated_hyper_node: vec![None; ns],
+            sub_job_nominated_hyper_node: vec![None; ns],
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             events: Mutex::new(Vec::new()),
@@ -147,6 +154,24 @@ impl SessionState {
     /// Resreq of a task.
     pub fn resreq(&self, t: TaskId) -> &Resource {
         &self.snap.tasks.resreq[t.idx()]
+    }
+
+    /// Σ Resreq of `tasks`.
+    pub fn total_resreq(&self, tasks: &[TaskId]) -> Resource {
+        let mut r = Resource::empty();
+        for &t in tasks {
+            r.add(self.resreq(t));
+        }
+        r
+    }
+
+    /// The pod's `status.nominatedNodeName` as this session sees it ("" once cleared).
+    pub fn nominated_node_name(&self, t: TaskId) -> &str {
+        if self.task_nomination_cleared[t.idx()] {
+            ""
+        } else {
+            &self.snap.tasks.pod[t.idx()].status.nominated_node_name
+        }
     }
 
     /// Changes a task's status and keeps job / sub-job counters and job allocation in step.

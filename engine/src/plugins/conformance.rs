@@ -1,7 +1,7 @@
 //! `conformance` (spec §6.3): never evict critical system pods.
 
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState};
+use crate::framework::{EvictionContext, Plugin, SessionState};
 use crate::model::TaskId;
 
 /// The plugin (no arguments).
@@ -45,6 +45,15 @@ impl Plugin for Conformance {
         &self,
         ssn: &SessionState,
         _: TaskId,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        Some(evictable(ssn, candidates))
+    }
+
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        _: &EvictionContext,
         candidates: &[TaskId],
     ) -> Option<Vec<TaskId>> {
         Some(evictable(ssn, candidates))

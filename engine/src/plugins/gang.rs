@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::api::PodGroupCondition;
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{JobInvalid, Plugin, SessionState, Vote};
+use crate::framework::{EvictionContext, JobInvalid, Plugin, SessionState, Vote};
 use crate::model::{JobId, SubJobId, TaskId, TaskStatus};
 
 /// The plugin (no arguments).
@@ -83,6 +83,17 @@ impl Plugin for Gang {
         candidates: &[TaskId],
     ) -> Option<Vec<TaskId>> {
         Some(gang_victims(ssn, candidates))
+    }
+
+    /// Every candidate: the gang actions' victim bundles already keep gangs whole or account
+    /// for breaking them.
+    fn unified_evictable(
+        &self,
+        _: &SessionState,
+        _: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        Some(candidates.to_vec())
     }
 
     fn job_order(&self, ssn: &SessionState, l: JobId, r: JobId) -> Ordering {

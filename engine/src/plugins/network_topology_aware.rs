@@ -3,7 +3,7 @@
 //! that keep a job's tasks close together.
 
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState};
+use crate::framework::{Plugin, SearchPurpose, SessionState};
 use crate::model::{
     DimDefault, HyperNodeId, JobId, NodeId, Resource, ResourceName, SubJobId, TaskId,
 };
@@ -17,6 +17,8 @@ pub struct NetworkTopologyAware {
     weights: Vec<(ResourceName, f64)>,
     normal_pod_enable: bool,
     fading: f64,
+    /// Most hyper-nodes an eviction gradient offers (`hypernode.gradient.evict.max-hypernodes`).
+    evict_max_hyper_nodes: usize,
     allocatable: Vec<Resource>,
     used: Vec<Resource>,
     idle: Vec<Resource>,
@@ -47,7 +49,10 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
             weights.push((ResourceName::of(name), w));
         }
     }
-    args.int("hypernode.gradient.evict.max-hypernodes")?;
+    let evict_max = args
+        .int("hypernode.gradient.evict.max-hypernodes")?
+        .filter(|&m| m > 0)
+        .unwrap_or(8);
     Ok(Box::new(NetworkTopologyAware {
         weight: non_negative(args.float("weight")?, 1.0),
         weights,
@@ -55,6 +60,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
             .bool("hypernode.binpack.normal-pod.enable")?
             .unwrap_or(true),
         fading: non_negative(args.float("hypernode.binpack.normal-pod.fading")?, 0.8),
+        evict_max_hyper_nodes: usize::try_from(evict_max).unwrap_or(usize::MAX),
         allocatable: Vec::new(),
         used: Vec::new(),
         idle: Vec::new(),
@@ -97,8 +103,8 @@ impl NetworkTopologyAware {
     }
 
     /// The search gradient (spec §6.18): BFS from the search root, eligible hyper-nodes grouped
-    /// by tier ascending. `None` when the allocated hyper-node and `avail` are in disjoint
-    /// subtrees (no candidate at all).
+    /// by tier ascending; for eviction, widest tiers first and capped. Empty when the allocated
+    /// hyper-node and `avail` are in disjoint subtrees (no candidate at all).
     fn gradient(
         &self,
         ssn: &SessionState,
@@ -106,6 +112,29 @@ impl NetworkTopologyAware {
         tier_limit: i32,
         allocated: Option<HyperNodeId>,
         min_res: &Resource,
+        purpose: SearchPurpose,
+    ) -> Vec<Vec<HyperNodeId>> {
+        let by_tier = self
+            .tiers_ascending(ssn, avail, tier_limit, allocated, min_res, purpose)
+            .unwrap_or_default();
+        match purpose {
+            SearchPurpose::Allocate => by_tier,
+            SearchPurpose::Evict => widest_first(by_tier, self.evict_max_hyper_nodes),
+        }
+    }
+
+    /// Eligible hyper-nodes by tier ascending, each tier in BFS order; `None` when there is no
+    /// search root. A hyper-node is eligible within the tier limit and, while the job has no
+    /// allocated hyper-node yet, when its minimum fits: for allocation in the idle or
+    /// future-idle resources, for eviction in the allocatable ones.
+    fn tiers_ascending(
+        &self,
+        ssn: &SessionState,
+        avail: HyperNodeId,
+        tier_limit: i32,
+        allocated: Option<HyperNodeId>,
+        min_res: &Resource,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         let h = &ssn.snap.hyper_nodes;
         let mut root = avail;
@@ -132,10 +161,12 @@ impl NetworkTopologyAware {
         let mut queue = std::collections::VecDeque::from([root]);
         let mut by_tier: std::collections::BTreeMap<i32, Vec<HyperNodeId>> = Default::default();
         while let Some(x) = queue.pop_front() {
-            let eligible = h.tier[x.idx()] <= tier_limit
-                && (allocated.is_some()
-                    || min_res.less_equal(&self.idle[x.idx()], DimDefault::Zero)
-                    || min_res.less_equal(&self.future_idle[x.idx()], DimDefault::Zero));
+            let fits = |r: &Vec<Resource>| min_res.less_equal(&r[x.idx()], DimDefault::Zero);
+            let room = match purpose {
+                SearchPurpose::Allocate => fits(&self.idle) || fits(&self.future_idle),
+                SearchPurpose::Evict => fits(&self.allocatable),
+            };
+            let eligible = h.tier[x.idx()] <= tier_limit && (allocated.is_some() || room);
             if eligible {
                 by_tier.entry(h.tier[x.idx()]).or_default().push(x);
             }
@@ -163,6 +194,22 @@ impl NetworkTopologyAware {
             }
         }
     }
+}
+
+/// An eviction gradient (Volcano's `reverseAndCapEvictionGradients`): tiers widest first, at
+/// most `max` hyper-nodes in all; a tier that does not fit whole keeps its last hyper-nodes.
+fn widest_first(by_tier: Vec<Vec<HyperNodeId>>, max: usize) -> Vec<Vec<HyperNodeId>> {
+    let mut remaining = max;
+    let mut out = Vec::new();
+    for tier in by_tier.into_iter().rev() {
+        if remaining == 0 {
+            break;
+        }
+        let keep = tier.len().min(remaining);
+        remaining -= keep;
+        out.push(tier[tier.len() - keep..].to_vec());
+    }
+    out
 }
 
 impl Plugin for NetworkTopologyAware {
@@ -197,6 +244,7 @@ impl Plugin for NetworkTopologyAware {
         ssn: &SessionState,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         let Some(tier) = Self::hard(&ssn.job_topology[job.idx()]) else {
             return Some(vec![vec![hn]]);
@@ -204,10 +252,8 @@ impl Plugin for NetworkTopologyAware {
         let min = ssn.snap.jobs.min_resources[job.idx()]
             .clone()
             .unwrap_or_default();
-        Some(
-            self.gradient(ssn, hn, tier, ssn.job_allocated_hyper_node[job.idx()], &min)
-                .unwrap_or_default(),
-        )
+        let allocated = ssn.job_allocated_hyper_node[job.idx()];
+        Some(self.gradient(ssn, hn, tier, allocated, &min, purpose))
     }
 
     fn hyper_node_gradient_for_sub_job(
@@ -215,6 +261,7 @@ impl Plugin for NetworkTopologyAware {
         ssn: &SessionState,
         sub_job: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         let Some(tier) = Self::hard(&ssn.sub_job_topology[sub_job.idx()]) else {
             return Some(vec![vec![hn]]);
@@ -225,16 +272,8 @@ impl Plugin for NetworkTopologyAware {
                 min.add(ssn.resreq(t));
             }
         }
-        Some(
-            self.gradient(
-                ssn,
-                hn,
-                tier,
-                ssn.sub_job_allocated_hyper_node[sub_job.idx()],
-                &min,
-            )
-            .unwrap_or_default(),
-        )
+        let allocated = ssn.sub_job_allocated_hyper_node[sub_job.idx()];
+        Some(self.gradient(ssn, hn, tier, allocated, &min, purpose))
     }
 
     fn hyper_node_order(
@@ -351,5 +390,29 @@ impl Plugin for NetworkTopologyAware {
                 u.sub(&r);
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widest_first;
+    use crate::model::HyperNodeId;
+
+    fn ids(v: &[u32]) -> Vec<HyperNodeId> {
+        v.iter().map(|&i| HyperNodeId(i)).collect()
+    }
+
+    #[test]
+    fn eviction_gradient_puts_the_widest_tier_first() {
+        let tiers = vec![ids(&[0, 1]), ids(&[2])];
+        assert_eq!(widest_first(tiers, 8), vec![ids(&[2]), ids(&[0, 1])]);
+    }
+
+    #[test]
+    fn eviction_gradient_cap_keeps_the_last_hyper_nodes_of_the_tier_it_cuts() {
+        let tiers = vec![ids(&[0, 1, 2]), ids(&[3])];
+        assert_eq!(widest_first(tiers, 3), vec![ids(&[3]), ids(&[1, 2])]);
+        let tiers = vec![ids(&[0, 1, 2]), ids(&[3])];
+        assert_eq!(widest_first(tiers, 1), vec![ids(&[3])]);
     }
 }

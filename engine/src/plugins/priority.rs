@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState};
+use crate::framework::{EvictionContext, EvictionKind, Plugin, SessionState};
 use crate::model::{JobId, SubJobId, TaskId};
 
 /// The plugin (no arguments).
@@ -66,10 +66,71 @@ impl Plugin for Priority {
         Some(victims)
     }
 
+    /// Gang preemption takes only from jobs of lower priority than the preemptor's; reclaim is
+    /// about queue fairness, so priority lets every candidate through.
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        if ctx.kind == EvictionKind::GangReclaim {
+            return Some(candidates.to_vec());
+        }
+        let prio = &ssn.snap.jobs.priority;
+        let victims = candidates
+            .iter()
+            .copied()
+            .filter(|&c| {
+                ssn.job_of(c)
+                    .is_some_and(|cj| prio[cj.idx()] < prio[ctx.job.idx()])
+            })
+            .collect();
+        Some(victims)
+    }
+
     fn job_starving(&self, ssn: &SessionState, job: JobId) -> Option<bool> {
         Some(
             ((ssn.ready_task_num(job) + ssn.waiting_task_num(job)) as usize)
                 < ssn.snap.jobs.tasks[job.idx()].len(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::framework::{EvictionContext, EvictionKind};
+    use crate::harness::Harness;
+
+    #[test]
+    fn gang_preempt_may_take_only_lower_priority_jobs_gang_reclaim_any() {
+        // No enable flag gates UnifiedEvictable: enablePreemptable: false changes nothing.
+        let conf = "actions: gangpreempt\ntiers:\n- plugins:\n  - name: priority\n    enablePreemptable: false\n";
+        let objects = "kind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n---\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 1\n---\nkind: PodGroup\nmetadata: {name: low, namespace: ns}\nspec: {queue: q, minMember: 1, priorityClassName: low}\nstatus: {phase: Running}\n---\nkind: PodGroup\nmetadata: {name: peer, namespace: ns}\nspec: {queue: q, minMember: 1, priorityClassName: high}\nstatus: {phase: Running}\n---\nkind: PodGroup\nmetadata: {name: high, namespace: ns}\nspec: {queue: q, minMember: 1, priorityClassName: high}\nstatus: {phase: Inqueue}\n";
+        let ssn = Harness::new(conf)
+            .queue("q", 1)
+            .node("n1", "4", "8Gi", &[])
+            .manifests(objects)
+            .pod("ns", "low-task", "low", "1", "1Gi")
+            .pod("ns", "peer-task", "peer", "1", "1Gi")
+            .open()
+            .unwrap();
+        let snap = &ssn.state.snap;
+        let candidates = [
+            snap.task_id("ns/low-task").unwrap(),
+            snap.task_id("ns/peer-task").unwrap(),
+        ];
+        let ctx = |kind| EvictionContext {
+            kind,
+            job: snap.job_id("ns/high").unwrap(),
+        };
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangPreempt), &candidates),
+            candidates[..1]
+        );
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangReclaim), &candidates),
+            candidates
+        );
     }
 }

@@ -5,12 +5,14 @@ use std::cmp::Ordering;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tephra_engine::config::Arguments;
-use tephra_engine::framework::{FitError, StatusCode, Vote};
+use tephra_engine::framework::{
+    EvictionContext, EvictionKind, FitError, SearchPurpose, StatusCode, Vote,
+};
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
 use crate::abi::{
     self, FAILED, IdsOut, Instance, NOT_REGISTERED, OK, PANICKED, PluginVTable, Status, Str,
-    TextOut, Tri, fit_code,
+    TextOut, Tri, eviction_kind, fit_code, purpose,
 };
 use crate::{Builder, Plugin, SessionView};
 
@@ -39,6 +41,7 @@ pub(super) const VTABLE: PluginVTable = PluginVTable {
     job_starving,
     preemptable,
     reclaimable,
+    unified_evictable,
     victim_tasks,
     allocatable,
     overused,
@@ -46,6 +49,10 @@ pub(super) const VTABLE: PluginVTable = PluginVTable {
     hyper_node_order,
     hyper_node_gradient_for_job,
     hyper_node_gradient_for_sub_job,
+    simulation_begin,
+    simulate_remove_task,
+    simulate_add_task,
+    simulation_end,
     on_allocate,
     on_deallocate,
 };
@@ -554,6 +561,34 @@ extern "C" fn reclaimable(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
+extern "C" fn unified_evictable(
+    i: Instance,
+    s: &abi::Session,
+    kind: u32,
+    job: u32,
+    candidates: *const u32,
+    len: usize,
+    out: &IdsOut,
+    msg: &TextOut,
+) -> Status {
+    guard(msg, || {
+        let kind = match kind {
+            eviction_kind::GANG_RECLAIM => EvictionKind::GangReclaim,
+            _ => EvictionKind::GangPreempt,
+        };
+        let ctx = EvictionContext {
+            kind,
+            job: JobId(job),
+        };
+        let c: Vec<TaskId> = ids(candidates, len).iter().map(|&t| TaskId(t)).collect();
+        task_list(
+            plugin(i).unified_evictable(&SessionView::host(s), &ctx, &c),
+            out,
+        )
+    })
+}
+
 extern "C" fn victim_tasks(
     i: Instance,
     s: &abi::Session,
@@ -597,17 +632,22 @@ extern "C" fn overused(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 extern "C" fn preemptive(
     i: Instance,
     s: &abi::Session,
     queue: u32,
-    task: u32,
+    tasks: *const u32,
+    len: usize,
     out: &mut u8,
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let v = SessionView::host(s);
-        flag(plugin(i).preemptive(&v, QueueId(queue), TaskId(task)), out)
+        let t: Vec<TaskId> = ids(tasks, len).iter().map(|&t| TaskId(t)).collect();
+        flag(
+            plugin(i).preemptive(&SessionView::host(s), QueueId(queue), &t),
+            out,
+        )
     })
 }
 
@@ -637,36 +677,110 @@ extern "C" fn hyper_node_order(
     })
 }
 
+fn search_purpose(p: u32) -> SearchPurpose {
+    match p {
+        purpose::EVICT => SearchPurpose::Evict,
+        _ => SearchPurpose::Allocate,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 extern "C" fn hyper_node_gradient_for_job(
     i: Instance,
     s: &abi::Session,
     job: u32,
     hn: u32,
+    purpose: u32,
     out: &IdsOut,
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        groups(
-            plugin(i).hyper_node_gradient_for_job(&v, JobId(job), HyperNodeId(hn)),
-            out,
-        )
+        let (j, h, p) = (JobId(job), HyperNodeId(hn), search_purpose(purpose));
+        groups(plugin(i).hyper_node_gradient_for_job(&v, j, h, p), out)
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 extern "C" fn hyper_node_gradient_for_sub_job(
     i: Instance,
     s: &abi::Session,
     sub_job: u32,
     hn: u32,
+    purpose: u32,
     out: &IdsOut,
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        let answer =
-            plugin(i).hyper_node_gradient_for_sub_job(&v, SubJobId(sub_job), HyperNodeId(hn));
-        groups(answer, out)
+        let (sj, h, p) = (SubJobId(sub_job), HyperNodeId(hn), search_purpose(purpose));
+        groups(plugin(i).hyper_node_gradient_for_sub_job(&v, sj, h, p), out)
+    })
+}
+
+extern "C" fn simulation_begin(
+    i: Instance,
+    s: &abi::Session,
+    preemptor: u32,
+    msg: &TextOut,
+) -> Status {
+    guard(msg, || {
+        plugin(i).simulation_begin(&SessionView::host(s), TaskId(preemptor));
+        OK
+    })
+}
+
+fn simulated(r: Result<(), String>, msg: &TextOut) -> Status {
+    match r {
+        Ok(()) => OK,
+        Err(e) => {
+            put(msg, 0, &e);
+            FAILED
+        }
+    }
+}
+
+extern "C" fn simulate_remove_task(
+    i: Instance,
+    s: &abi::Session,
+    preemptor: u32,
+    task: u32,
+    msg: &TextOut,
+) -> Status {
+    guard(msg, || {
+        let v = SessionView::host(s);
+        simulated(
+            plugin(i).simulate_remove_task(&v, TaskId(preemptor), TaskId(task)),
+            msg,
+        )
+    })
+}
+
+extern "C" fn simulate_add_task(
+    i: Instance,
+    s: &abi::Session,
+    preemptor: u32,
+    task: u32,
+    msg: &TextOut,
+) -> Status {
+    guard(msg, || {
+        let v = SessionView::host(s);
+        simulated(
+            plugin(i).simulate_add_task(&v, TaskId(preemptor), TaskId(task)),
+            msg,
+        )
+    })
+}
+
+extern "C" fn simulation_end(
+    i: Instance,
+    s: &abi::Session,
+    preemptor: u32,
+    msg: &TextOut,
+) -> Status {
+    guard(msg, || {
+        plugin(i).simulation_end(&SessionView::host(s), TaskId(preemptor));
+        OK
     })
 }
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering as Atomic};
 
 use tephra_engine::framework::{
-    FitError, JobInvalid, Plugin, SessionState, Status as FitStatus, StatusCode, Vote,
+    EvictionContext, EvictionKind, FitError, JobInvalid, Plugin, SearchPurpose, SessionState,
+    Status as FitStatus, StatusCode, Vote,
 };
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -17,7 +18,7 @@ use super::session::lend;
 use super::texts::{IdLists, Texts};
 use crate::abi::{
     self, FAILED, Instance, NOT_REGISTERED, OK, PANICKED, PluginVTable, Status, TextOut, Tri,
-    fit_code,
+    eviction_kind, fit_code, purpose,
 };
 
 /// One instance of a library's plugin, for one session.
@@ -71,6 +72,13 @@ fn status_code(code: u32) -> StatusCode {
         fit_code::WAIT => StatusCode::Wait,
         fit_code::SKIP => StatusCode::Skip,
         _ => StatusCode::Error,
+    }
+}
+
+fn purpose_code(p: SearchPurpose) -> u32 {
+    match p {
+        SearchPurpose::Allocate => purpose::ALLOCATE,
+        SearchPurpose::Evict => purpose::EVICT,
     }
 }
 
@@ -159,6 +167,14 @@ impl ExternalPlugin {
         match self.call(point, ssn, |v, i, s, m| f(v, i, s, &mut out, m)) {
             Some(r) if r.status == OK => Some(out != 0),
             _ => None,
+        }
+    }
+
+    /// An error the plugin returned (event handlers, dry-run steps); none when disabled.
+    fn outcome(reply: Option<Reply>) -> Result<(), String> {
+        match reply {
+            Some(r) if r.status == FAILED => Err(r.texts.get(0).to_string()),
+            _ => Ok(()),
         }
     }
 
@@ -416,6 +432,22 @@ impl Plugin for ExternalPlugin {
         })
     }
 
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        let ids = raw(candidates, |t| t.0);
+        let kind = match ctx.kind {
+            EvictionKind::GangPreempt => eviction_kind::GANG_PREEMPT,
+            EvictionKind::GangReclaim => eviction_kind::GANG_RECLAIM,
+        };
+        self.tasks("unified_evictable", ssn, |v, i, s, o, m| {
+            (v.unified_evictable)(i, s, kind, ctx.job.0, ids.as_ptr(), ids.len(), o, m)
+        })
+    }
+
     fn victim_tasks(&self, ssn: &SessionState, tasks: &[TaskId]) -> Option<Vec<TaskId>> {
         let ids = raw(tasks, |t| t.0);
         self.tasks("victim_tasks", ssn, |v, i, s, o, m| {
@@ -435,9 +467,10 @@ impl Plugin for ExternalPlugin {
         })
     }
 
-    fn preemptive(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
+    fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
+        let ids = raw(tasks, |t| t.0);
         self.flag("preemptive", ssn, |v, i, s, o, m| {
-            (v.preemptive)(i, s, queue.0, task.0, o, m)
+            (v.preemptive)(i, s, queue.0, ids.as_ptr(), ids.len(), o, m)
         })
     }
 
@@ -468,9 +501,11 @@ impl Plugin for ExternalPlugin {
         ssn: &SessionState,
         job: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
+        let p = purpose_code(purpose);
         self.gradient("hyper_node_gradient_for_job", ssn, |v, i, s, o, m| {
-            (v.hyper_node_gradient_for_job)(i, s, job.0, hn.0, o, m)
+            (v.hyper_node_gradient_for_job)(i, s, job.0, hn.0, p, o, m)
         })
     }
 
@@ -479,19 +514,52 @@ impl Plugin for ExternalPlugin {
         ssn: &SessionState,
         sub_job: SubJobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
+        let p = purpose_code(purpose);
         self.gradient("hyper_node_gradient_for_sub_job", ssn, |v, i, s, o, m| {
-            (v.hyper_node_gradient_for_sub_job)(i, s, sub_job.0, hn.0, o, m)
+            (v.hyper_node_gradient_for_sub_job)(i, s, sub_job.0, hn.0, p, o, m)
         })
     }
 
+    fn simulation_begin(&self, ssn: &SessionState, preemptor: TaskId) {
+        self.call("simulation_begin", ssn, |v, i, s, m| {
+            (v.simulation_begin)(i, s, preemptor.0, m)
+        });
+    }
+
+    fn simulate_remove_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Self::outcome(self.call("simulate_remove_task", ssn, |v, i, s, m| {
+            (v.simulate_remove_task)(i, s, preemptor.0, task.0, m)
+        }))
+    }
+
+    fn simulate_add_task(
+        &self,
+        ssn: &SessionState,
+        preemptor: TaskId,
+        task: TaskId,
+    ) -> Result<(), String> {
+        Self::outcome(self.call("simulate_add_task", ssn, |v, i, s, m| {
+            (v.simulate_add_task)(i, s, preemptor.0, task.0, m)
+        }))
+    }
+
+    fn simulation_end(&self, ssn: &SessionState, preemptor: TaskId) {
+        self.call("simulation_end", ssn, |v, i, s, m| {
+            (v.simulation_end)(i, s, preemptor.0, m)
+        });
+    }
+
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        match self.call("on_allocate", ssn, |v, i, s, m| {
+        Self::outcome(self.call("on_allocate", ssn, |v, i, s, m| {
             (v.on_allocate)(i, s, task.0, m)
-        }) {
-            Some(r) if r.status == FAILED => Err(r.texts.get(0).to_string()),
-            _ => Ok(()),
-        }
+        }))
     }
 
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {

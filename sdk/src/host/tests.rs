@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use tephra_engine::framework::{PluginRegistry, Session, Statement};
+use tephra_engine::framework::{
+    EvictionContext, EvictionKind, PluginRegistry, SearchPurpose, Session, Statement,
+};
 use tephra_engine::harness::Harness;
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, TaskId};
 
@@ -66,13 +68,31 @@ impl Plugin for Probe {
     fn preemptable(&self, _: &SessionView, _: TaskId, c: &[TaskId]) -> Option<Vec<TaskId>> {
         Some(c.iter().copied().filter(|t| t.0 % 2 == 0).collect())
     }
+    fn unified_evictable(
+        &self,
+        _: &SessionView,
+        ctx: &EvictionContext,
+        c: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        (ctx.kind == EvictionKind::GangReclaim).then(|| c.iter().rev().copied().collect())
+    }
+    fn preemptive(&self, _: &SessionView, _: QueueId, tasks: &[TaskId]) -> Option<bool> {
+        Some(tasks.len() == 2)
+    }
     fn hyper_node_gradient_for_job(
         &self,
         _: &SessionView,
         _: JobId,
         hn: HyperNodeId,
+        purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
-        Some(vec![vec![hn], vec![]])
+        Some(match purpose {
+            SearchPurpose::Allocate => vec![vec![hn], vec![]],
+            SearchPurpose::Evict => vec![vec![hn, hn]],
+        })
+    }
+    fn simulate_remove_task(&self, _: &SessionView, _: TaskId, t: TaskId) -> Result<(), String> {
+        Err(format!("cannot remove {}", t.0))
     }
     fn on_allocate(&mut self, ssn: &SessionView, t: TaskId) -> Result<(), String> {
         match ssn.task_name(t) {
@@ -249,10 +269,38 @@ fn a_loaded_plugin_answers_exactly_as_when_linked_in() {
     assert_eq!(local.job_valid(j), remote.job_valid(j));
     assert_eq!(local.job_enqueueable(j), remote.job_enqueueable(j));
     assert!(!remote.job_enqueueable(j));
+    let h = HyperNodeId(3);
+    for purpose in [SearchPurpose::Allocate, SearchPurpose::Evict] {
+        assert_eq!(
+            local.hyper_node_gradient_for_job(j, h, purpose),
+            remote.hyper_node_gradient_for_job(j, h, purpose)
+        );
+    }
     assert_eq!(
-        remote.hyper_node_gradient_for_job(j, HyperNodeId(3)),
-        vec![vec![HyperNodeId(3)], vec![]]
+        remote.hyper_node_gradient_for_job(j, h, SearchPurpose::Evict),
+        vec![vec![h, h]]
     );
+    let q = local.state.snap.jobs.queue[0];
+    for tasks in [&tasks[..1], &tasks[..]] {
+        assert_eq!(local.preemptive(q, tasks), remote.preemptive(q, tasks));
+    }
+    for kind in [EvictionKind::GangPreempt, EvictionKind::GangReclaim] {
+        let ctx = EvictionContext { kind, job: j };
+        assert_eq!(
+            local.unified_evictable(&ctx, &tasks),
+            remote.unified_evictable(&ctx, &tasks)
+        );
+    }
+    let (a, b) = (tasks[0], tasks[1]);
+    assert_eq!(
+        remote.simulate_remove_task(a, b),
+        Err("cannot remove 1".to_string())
+    );
+    assert_eq!(
+        local.simulate_remove_task(a, b),
+        remote.simulate_remove_task(a, b)
+    );
+    assert_eq!(remote.simulate_add_task(a, b), Ok(()));
 }
 
 #[test]

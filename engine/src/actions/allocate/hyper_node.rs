@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use super::nomination::allocate_from_nomination;
 use super::tasks::allocate_resources_for_tasks;
 use super::worksheet::Worksheet;
 use crate::actions::PriorityQueue;
-use crate::framework::{Op, Session, Statement};
+use crate::framework::{Op, SearchPurpose, Session, Statement};
 use crate::model::{HyperNodeId, JobId, SubJobId, TaskId};
 
 /// Decisions to apply when a job's statement is committed (Volcano's allocate recorder).
@@ -19,7 +20,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// `UpdateDecisionToJob`: the job's and its sub-jobs' allocated hyper-nodes take the
-    /// chosen hyper-nodes into account.
+    /// chosen hyper-nodes into account; the sub-jobs' nominations are redeemed.
     pub fn apply(&self, ssn: &mut Session, job: JobId) {
         let Some(&hj) = self.job.get(&job) else {
             return;
@@ -31,6 +32,7 @@ impl Recorder {
             for (&sj, &hn) in subs {
                 let cur = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
                 ssn.state.sub_job_allocated_hyper_node[sj.idx()] = h.lca(cur, hn);
+                ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;
             }
         }
     }
@@ -61,7 +63,7 @@ pub fn allocate_for_job(
         .iter()
         .map(|&s| (s, ssn.state.sub_job_allocated_hyper_node[s.idx()]))
         .collect();
-    for gradient in ssn.hyper_node_gradient_for_job(job, top) {
+    for gradient in ssn.hyper_node_gradient_for_job(job, top, SearchPurpose::Allocate) {
         let mut cands: Vec<Candidate<Worksheet>> = Vec::new();
         for hn in gradient {
             ssn.state.job_fit_errors[job.idx()].clear();
@@ -143,8 +145,16 @@ fn allocate_for_sub_job(
     if tasks.is_empty() {
         return (None, 0.0);
     }
+    if let Some(st) = allocate_from_nomination(ssn, sj, tasks, error_cache) {
+        let alloc = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
+        rec.sub_jobs
+            .entry((job, hn_job))
+            .or_default()
+            .insert(sj, alloc);
+        return (Some(st), 0.0);
+    }
     let snap = ssn.state.snap.clone();
-    for gradient in ssn.hyper_node_gradient_for_sub_job(sj, hn_job) {
+    for gradient in ssn.hyper_node_gradient_for_sub_job(sj, hn_job, SearchPurpose::Allocate) {
         let mut cands: Vec<Candidate<PriorityQueue<TaskId>>> = Vec::new();
         for hn in gradient {
             for t in &snap.sub_jobs.tasks[sj.idx()] {

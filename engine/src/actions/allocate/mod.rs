@@ -3,15 +3,18 @@
 //! tasks, pushed back to get one more task per turn.
 
 mod hyper_node;
+mod nomination;
 mod tasks;
 mod worksheet;
 
 use std::collections::BTreeMap;
 
 use hyper_node::{Recorder, allocate_for_job};
+use nomination::allocate_from_nomination;
 use tasks::allocate_resources_for_tasks;
+pub(super) use tasks::prioritize;
 pub use worksheet::QUEUE_ALLOCATION_GATE;
-use worksheet::Worksheet;
+pub(super) use worksheet::Worksheet;
 
 use super::PriorityQueue;
 use crate::framework::Session;
@@ -84,11 +87,13 @@ pub fn execute(ssn: &mut Session) {
         } else if let Some(sj) = snap.jobs.sub_jobs[job.idx()].first().copied()
             && let Some(mut tasks) = ws.tasks.remove(&sj)
         {
-            if let Some(mut stmt) =
-                allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache)
+            let nominated = allocate_from_nomination(ssn, sj, &mut tasks, error_cache);
+            if let Some(mut stmt) = nominated
+                .or_else(|| allocate_resources_for_tasks(ssn, sj, &mut tasks, top, error_cache))
                 && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
+                ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;
                 if !tasks.is_empty() {
                     push_job(ssn, &mut jobs, q, job);
                 }

@@ -57,7 +57,7 @@ pub fn allocate_resources_for_tasks(
             break;
         }
         let mut found = Vec::new();
-        let nominated = &snap.tasks.pod[t.idx()].status.nominated_node_name;
+        let nominated = ssn.state.nominated_node_name(t);
         if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
             && ssn
                 .state
@@ -107,7 +107,7 @@ pub fn allocate_resources_for_tasks(
 
 /// Nodes where the task fits idle now are preferred over those where it fits only once
 /// releasing resources are freed; within a group the best score wins.
-fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
+pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
     let req = ssn.state.resreq(t);
     let (idle, future): (Vec<NodeId>, Vec<NodeId>) = found
         .iter()
@@ -120,7 +120,7 @@ fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
 }
 
 /// Allocate when the task fits idle, pipeline when it fits future idle.
-fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
+pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
     let req = ssn.state.resreq(t).clone();
     if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
         stmt.allocate(ssn, t, n)

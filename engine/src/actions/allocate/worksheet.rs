@@ -23,6 +23,20 @@ impl Worksheet {
     /// tasks are the Pending, non-best-effort ones not held by a foreign scheduling gate.
     pub fn organize(ssn: &Session, job: JobId) -> Worksheet {
         let snap = &ssn.state.snap;
+        Self::organize_where(ssn, job, |t| {
+            !snap.tasks.best_effort[t.idx()]
+                && snap.tasks.pod[t.idx()]
+                    .spec
+                    .scheduling_gates
+                    .iter()
+                    .all(|g| g.name == QUEUE_ALLOCATION_GATE)
+        })
+    }
+
+    /// The same ordering over the Pending tasks that `wanted` accepts (the gang eviction actions
+    /// leave out every gated task).
+    pub fn organize_where(ssn: &Session, job: JobId, wanted: impl Fn(TaskId) -> bool) -> Worksheet {
+        let snap = &ssn.state.snap;
         let mut ready: BTreeMap<&str, i32> = BTreeMap::new();
         let mut not_ready: Vec<SubJobId> = Vec::new();
         for &sj in &snap.jobs.sub_jobs[job.idx()] {
@@ -59,18 +73,9 @@ impl Worksheet {
         for &sj in &snap.jobs.sub_jobs[job.idx()] {
             let mut pq = PriorityQueue::new();
             for &t in &snap.sub_jobs.tasks[sj.idx()] {
-                let pod = &snap.tasks.pod[t.idx()];
-                if ssn.state.task_status[t.idx()] != TaskStatus::Pending
-                    || snap.tasks.best_effort[t.idx()]
-                    || pod
-                        .spec
-                        .scheduling_gates
-                        .iter()
-                        .any(|g| g.name != QUEUE_ALLOCATION_GATE)
-                {
-                    continue;
+                if ssn.state.task_status[t.idx()] == TaskStatus::Pending && wanted(t) {
+                    pq.push(t, |l, r| ssn.task_order_less(l, r));
                 }
-                pq.push(t, |l, r| ssn.task_order_less(l, r));
             }
             if !pq.is_empty() {
                 ws.push_sub_job(ssn, sj);

@@ -21,7 +21,7 @@ use attrs::{QueueAttr, common_level, compare_share_with_deserved};
 
 use super::{job_resources, unschedulable_event};
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState, Vote};
+use crate::framework::{EvictionContext, EvictionKind, Plugin, SessionState, Vote};
 use crate::model::{JobId, QueueId, Resource, ResourceName, TaskId};
 
 /// The plugin.
@@ -179,15 +179,31 @@ impl Plugin for Capacity {
         Some(self.victims(ssn, reclaimer, candidates))
     }
 
-    /// The queue may take resources for `task` by eviction when the task fits its real
-    /// capability and the queue is below its deserved share on some dimension the task asks
-    /// for (or, with `ancestorReclaimLevel`, one of its ancestors up to that level is).
-    fn preemptive(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
+    /// Gang preemption stays inside one queue, so capacity lets every candidate through; gang
+    /// reclaim takes only what the victims' queues hold beyond their guarantee and deserved
+    /// share. A broken hierarchy answers "none", which hands the decision to the next tier.
+    fn unified_evictable(
+        &self,
+        ssn: &SessionState,
+        ctx: &EvictionContext,
+        candidates: &[TaskId],
+    ) -> Option<Vec<TaskId>> {
+        match ctx.kind {
+            EvictionKind::GangPreempt => Some(candidates.to_vec()),
+            EvictionKind::GangReclaim if !self.ready => Some(Vec::new()),
+            EvictionKind::GangReclaim => Some(self.gang_reclaim_victims(ssn, candidates)),
+        }
+    }
+
+    /// The queue may take resources for `tasks` by eviction when they fit its real capability
+    /// and the queue is below its deserved share on some dimension they ask for (or, with
+    /// `ancestorReclaimLevel`, one of its ancestors up to that level is).
+    fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
         if !self.ready || !ssn.snap.queues.open[queue.idx()] {
             return Some(false);
         }
         let attr = self.attr(queue)?;
-        let req = ssn.resreq(task);
+        let req = &ssn.total_resreq(tasks);
         if !attr.fits_real_capability(req) {
             return Some(false);
         }
@@ -368,7 +384,7 @@ mod tests {
     fn reclaim_stops_once_the_victims_queue_is_back_to_its_deserved_share() {
         let ssn = over_deserved();
         let p7 = task(&ssn, "ns1/p7");
-        assert!(ssn.preemptive(queue(&ssn, "q4"), p7));
+        assert!(ssn.preemptive(queue(&ssn, "q4"), &[p7]));
         assert_eq!(
             ssn.reclaimable(p7, &tasks(&ssn, &["ns1/p5", "ns1/p6"])),
             tasks(&ssn, &["ns1/p5"])
@@ -380,9 +396,27 @@ mod tests {
     }
 
     #[test]
+    fn gang_reclaim_takes_from_a_queue_only_while_it_is_above_its_deserved_share() {
+        let ssn = over_deserved();
+        let ctx = |kind| crate::framework::EvictionContext {
+            kind,
+            job: job(&ssn, "ns1/pg6"),
+        };
+        let both = tasks(&ssn, &["ns1/p5", "ns1/p6"]);
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangReclaim), &both),
+            tasks(&ssn, &["ns1/p5"])
+        );
+        assert_eq!(
+            ssn.unified_evictable(&ctx(EvictionKind::GangPreempt), &both),
+            both
+        );
+    }
+
+    #[test]
     fn queue_at_its_deserved_share_on_every_requested_dimension_is_not_preemptive() {
         let ssn = over_deserved();
-        assert!(!ssn.preemptive(queue(&ssn, "q3"), task(&ssn, "ns1/p7")));
+        assert!(!ssn.preemptive(queue(&ssn, "q3"), &[task(&ssn, "ns1/p7")]));
     }
 
     #[test]
@@ -571,7 +605,7 @@ mod tests {
         let ssn = yaml_cluster::open(&hierarchical(0), &m);
         let (leaf, x0) = (queue(&ssn, "leaf"), task(&ssn, "ns/x-0"));
         assert!(!ssn.allocatable(leaf, x0));
-        assert!(!ssn.preemptive(leaf, x0));
+        assert!(!ssn.preemptive(leaf, &[x0]));
         assert!(!ssn.job_enqueueable(job(&ssn, "ns/y")));
         assert!(ssn.reclaimable(x0, &tasks(&ssn, &["ns/y-0"])).is_empty());
     }
@@ -673,7 +707,7 @@ mod tests {
         for (level, evicts) in [(0, true), (1, true), (2, false)] {
             let ssn = cousins(level);
             let reclaimer = task(&ssn, "ns1/p-reclaimer");
-            assert!(ssn.preemptive(queue(&ssn, "queue-a"), reclaimer));
+            assert!(ssn.preemptive(queue(&ssn, "queue-a"), &[reclaimer]));
             let victims = ssn.reclaimable(reclaimer, &tasks(&ssn, &["ns1/p-victim"]));
             assert_eq!(!victims.is_empty(), evicts, "ancestorReclaimLevel {level}");
         }
@@ -716,13 +750,13 @@ mod tests {
     fn queue_may_reclaim_on_its_parents_deserved_share_within_the_ancestor_level() {
         let ssn = undeserved_leaf(1);
         let p2 = task(&ssn, "ns1/p2");
-        assert!(ssn.preemptive(queue(&ssn, "queue11"), p2));
+        assert!(ssn.preemptive(queue(&ssn, "queue11"), &[p2]));
         assert_eq!(
             ssn.reclaimable(p2, &tasks(&ssn, &["ns1/p1"])),
             tasks(&ssn, &["ns1/p1"])
         );
         let ssn = undeserved_leaf(0);
-        assert!(!ssn.preemptive(queue(&ssn, "queue11"), task(&ssn, "ns1/p2")));
+        assert!(!ssn.preemptive(queue(&ssn, "queue11"), &[task(&ssn, "ns1/p2")]));
     }
 
     #[test]

@@ -153,4 +153,39 @@ impl Capacity {
         }
         true
     }
+    /// Volcano's capacity `UnifiedEvictableFn` for gang reclaim: the per-queue guarantee and
+    /// deserved checks of `victims`, without the reclaimer's resource dimensions and without
+    /// the ancestor levels. `candidates` come in eviction order, which decides which tasks are
+    /// taken as the queues' running allocations shrink.
+    pub(super) fn gang_reclaim_victims(
+        &self,
+        ssn: &SessionState,
+        candidates: &[TaskId],
+    ) -> Vec<TaskId> {
+        let mut victims = Vec::new();
+        let mut allocations: BTreeMap<QueueId, Resource> = BTreeMap::new();
+        for &t in candidates {
+            let Some(q) = ssn.queue_of_task(t) else {
+                continue;
+            };
+            let Some(attr) = self.attr(q) else { continue };
+            let req = ssn.resreq(t);
+            let allocated = allocations
+                .entry(q)
+                .or_insert_with(|| attr.usage.allocated.clone());
+            if !attr
+                .guarantee
+                .less_equal(&allocated.minus(req), DimDefault::Zero)
+            {
+                continue;
+            }
+            if immediate_victim(req, &attr.deserved)
+                || allocated.greater_partly_with_relevant_dimensions(&attr.deserved, req)
+            {
+                allocated.sub(req);
+                victims.push(t);
+            }
+        }
+        victims
+    }
 }

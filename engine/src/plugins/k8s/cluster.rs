@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::pod_info::PodInfo;
-use super::requests::Amounts;
+use super::requests::{Amounts, PodResource};
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
@@ -22,6 +22,9 @@ use crate::model::{NodeId, TaskId};
 pub struct ClusterView {
     infos: Vec<PodInfo>,
     pods: Vec<Vec<TaskId>>,
+    /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
+    /// per task, so it must not be recomputed from the pods each time).
+    requested: Vec<NodeRequested>,
     placed: Vec<Option<NodeId>>,
     with_affinity: Vec<NodeId>,
     with_required_anti_affinity: Vec<NodeId>,
@@ -45,11 +48,22 @@ impl ClusterView {
                 .map(|n| NodeId(n as u32))
                 .collect()
         };
+        let requested = pods
+            .iter()
+            .map(|ts| {
+                let mut r = NodeRequested::default();
+                for t in ts {
+                    r.add(&infos[t.idx()].resource, 1);
+                }
+                r
+            })
+            .collect();
         let with_affinity = nodes_where(&|i| i.has_pod_affinity);
         let with_required_anti_affinity = nodes_where(&|i| !i.required_anti_affinity.is_empty());
         ClusterView {
             infos,
             pods,
+            requested,
             placed,
             with_affinity,
             with_required_anti_affinity,
@@ -66,6 +80,7 @@ impl ClusterView {
             return;
         }
         self.pods[n.idx()].push(t);
+        self.requested[n.idx()].add(&self.infos[t.idx()].resource, 1);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -78,6 +93,7 @@ impl ClusterView {
             return;
         };
         self.pods[n.idx()].retain(|&x| x != t);
+        self.requested[n.idx()].add(&self.infos[t.idx()].resource, -1);
     }
 
     /// The pods (tasks) on a node.
@@ -110,6 +126,20 @@ pub struct NodeRequested {
 }
 
 impl NodeRequested {
+    /// Adds (`sign = 1`) or removes (`sign = -1`) one pod's requests.
+    fn add(&mut self, r: &PodResource, sign: i64) {
+        for (k, v) in &r.requested {
+            match self.requested.get_mut(k) {
+                Some(x) => *x += sign * v,
+                None => {
+                    self.requested.insert(k.clone(), sign * v);
+                }
+            }
+        }
+        self.non0_cpu += sign * r.non0_cpu;
+        self.non0_mem += sign * r.non0_mem;
+    }
+
     /// The real request of `name` (0 when absent).
     pub fn get(&self, name: &str) -> i64 {
         self.requested.get(name).copied().unwrap_or(0)
@@ -160,17 +190,8 @@ impl<'a> Cluster<'a> {
     }
 
     /// Σ requests of the pods on a node.
-    pub fn requested(&self, n: NodeId) -> NodeRequested {
-        let mut out = NodeRequested::default();
-        for &t in self.pods_on(n) {
-            let r = &self.info(t).resource;
-            for (k, v) in &r.requested {
-                *out.requested.entry(k.clone()).or_default() += v;
-            }
-            out.non0_cpu += r.non0_cpu;
-            out.non0_mem += r.non0_mem;
-        }
-        out
+    pub fn requested(&self, n: NodeId) -> &'a NodeRequested {
+        &self.view.requested[n.idx()]
     }
 }
 

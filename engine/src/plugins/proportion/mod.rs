@@ -105,9 +105,12 @@ impl Plugin for Proportion {
         Some(self.attr(queue)?.fits_deserved(ssn.resreq(task)))
     }
 
-    /// Same test as `allocatable`, for a reclaiming task.
-    fn preemptive(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
-        self.allocatable(ssn, queue, task)
+    /// Same test as `allocatable`, for reclaiming tasks asking together.
+    fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
+        if !ssn.snap.queues.open[queue.idx()] {
+            return Some(false);
+        }
+        Some(self.attr(queue)?.fits_deserved(&ssn.total_resreq(tasks)))
     }
 
     /// Admits a job while `minResources + allocated + inqueue − elastic` stays within the
@@ -284,7 +287,7 @@ mod tests {
         let ssn = yaml_cluster::open(CONF, &cluster(&extra));
         assert!(ssn.job_enqueueable(job(&ssn, "ns1/pg4")));
         assert!(ssn.allocatable(queue(&ssn, "q2"), task(&ssn, "ns1/pod4")));
-        assert!(ssn.preemptive(queue(&ssn, "q2"), task(&ssn, "ns1/pod4")));
+        assert!(ssn.preemptive(queue(&ssn, "q2"), &[task(&ssn, "ns1/pod4")]));
     }
 
     #[test]

@@ -1,0 +1,70 @@
+//! Decisions do not depend on the thread count, nor on the engine's class caches: the plain
+//! path (caches off) is the reference the fast path must equal. Two cycles each, so the
+//! churn path and a steady-state cycle are compared too.
+
+use tephra_adapters::bench::{BenchOptions, run_bench};
+use tephra_adapters::workload::gang_mixed::scheduler_conf;
+use tephra_adapters::workload::{GangMixed, Workload};
+use tephra_engine::plugins::builtin_registry;
+
+/// The `small` named size.
+const SMALL: GangMixed = GangMixed {
+    nodes: 1_000,
+    pending: 1_000,
+    seed: 1,
+};
+
+/// `medium-contended` scaled down: twenty pending pods per node ask about 20% more CPU than
+/// is free, so gang failures, fairness and "cannot place" paths dominate.
+const CONTENDED: GangMixed = GangMixed {
+    nodes: 100,
+    pending: 2_000,
+    seed: 1,
+};
+
+fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool) -> String {
+    let options = BenchOptions {
+        threads,
+        cycles: 2,
+        record_decisions: true,
+        disable_class_caches,
+    };
+    let run = run_bench(
+        Workload::generated("test", g),
+        scheduler_conf(),
+        &builtin_registry(),
+        &options,
+    )
+    .expect("the workload runs");
+    run.decisions.expect("decisions are recorded")
+}
+
+fn assert_same_decisions(g: &GangMixed) -> String {
+    let reference = decisions(g, 1, true);
+    for (threads, plain) in [(1, false), (4, false)] {
+        let other = decisions(g, threads, plain);
+        let first_difference = reference.lines().zip(other.lines()).find(|(a, b)| a != b);
+        assert!(
+            reference == other,
+            "{threads} threads, class caches {}: first difference {first_difference:?}",
+            if plain { "off" } else { "on" }
+        );
+    }
+    reference
+}
+
+#[test]
+fn small_decides_the_same_at_any_thread_count_and_without_class_caches() {
+    let log = assert_same_decisions(&SMALL);
+    let binds = log.lines().filter(|l| l.starts_with("bind ")).count();
+    assert!(binds > 900, "small places nearly everything: {binds} binds");
+}
+
+#[test]
+fn contended_decides_the_same_at_any_thread_count_and_without_class_caches() {
+    let log = assert_same_decisions(&CONTENDED);
+    assert!(
+        log.lines().any(|l| l.starts_with("condition ")),
+        "some pods cannot be placed"
+    );
+}
