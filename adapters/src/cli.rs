@@ -2,13 +2,14 @@
 //! `workload` and `bench`, so `main` stays one call.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tephra_engine::framework::PluginRegistry;
 
 use crate::bench::{BenchOptions, run_bench};
 use crate::conformance::run_conformance;
+use crate::plugins::load_plugins_dir;
 use crate::scenario::find_scenario_files;
 use crate::simulate::{SimulateOptions, resolve_conf, simulate, write_json, write_text};
 use crate::workload::gang_mixed::scheduler_conf;
@@ -20,6 +21,9 @@ use crate::workload::{DEFAULT_SEED, GangMixed, load_workload, named, names, writ
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,14 +118,17 @@ pub struct ConformanceArgs {
     pub paths: Vec<PathBuf>,
 }
 
-/// Runs a parsed command; returns the process exit status. Errors go to `err` as one line.
+/// Runs a parsed command with the plugins of `registry` plus those of `--plugins-dir`;
+/// returns the process exit status. Errors go to `err` as one line.
 pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let result = match cli.command {
-        Command::Simulate(a) => run_simulate(a, registry, out, err),
-        Command::Conformance(a) => run_conformance_command(a, registry, out),
-        Command::Gen(a) => run_gen(a, err),
-        Command::Bench(a) => run_bench_command(a, registry, out),
-    };
+    let result = with_plugins_dir(registry, cli.plugins_dir.as_deref()).and_then(|registry| {
+        match cli.command {
+            Command::Simulate(a) => run_simulate(a, &registry, out, err),
+            Command::Conformance(a) => run_conformance_command(a, &registry, out),
+            Command::Gen(a) => run_gen(a, err),
+            Command::Bench(a) => run_bench_command(a, &registry, out),
+        }
+    });
     match result {
         Ok(status) => status,
         Err(message) => {
@@ -130,6 +137,18 @@ pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut d
             1
         }
     }
+}
+
+/// `registry`, plus the plugins of the libraries in `dir`.
+fn with_plugins_dir(
+    registry: &PluginRegistry,
+    dir: Option<&Path>,
+) -> Result<PluginRegistry, String> {
+    let mut registry = registry.clone();
+    if let Some(dir) = dir {
+        load_plugins_dir(dir, &mut registry).map_err(|e| e.to_string())?;
+    }
+    Ok(registry)
 }
 
 fn run_simulate(
@@ -267,6 +286,36 @@ mod tests {
         assert_eq!(
             (a.cycles, a.output, a.conf),
             (3, Output::Json, Some(PathBuf::from("c.yaml")))
+        );
+    }
+
+    #[test]
+    fn plugins_dir_is_read_before_or_after_any_command() {
+        for command in ["simulate", "conformance"] {
+            let after = Cli::try_parse_from(["tephra", command, "a.yaml", "--plugins-dir", "p"]);
+            let before = Cli::try_parse_from(["tephra", "--plugins-dir", "p", command, "a.yaml"]);
+            for cli in [after, before] {
+                assert_eq!(cli.unwrap().plugins_dir, Some(PathBuf::from("p")));
+            }
+        }
+    }
+
+    #[test]
+    fn an_unloadable_plugins_dir_is_one_line_and_exit_1() {
+        let cli = Cli::try_parse_from([
+            "tephra",
+            "simulate",
+            "a.yaml",
+            "--plugins-dir",
+            "/nonexistent/p",
+        ])
+        .unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(run(cli, &PluginRegistry::new(), &mut out, &mut err), 1);
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.starts_with("tephra: /nonexistent/p: cannot load plugins:"),
+            "{err}"
         );
     }
 

@@ -1,5 +1,6 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`, `gen`, `bench`) out.
+//! command line (`simulate`, `conformance`, `gen`, `bench`) out, and the plugins that need I/O (libraries loaded
+//! at run time, the HTTP extender).
 
 pub mod bench;
 pub mod cli;
@@ -7,6 +8,7 @@ pub mod conformance;
 mod input_error;
 pub mod manifest;
 pub mod offline;
+pub mod plugins;
 mod progress;
 pub mod scenario;
 pub mod simulate;

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 
 use crate::api::{ContainerImage, Node, Pod, PodGroup, Queue, ResourceList};
-use crate::config::{ConfigError, SchedulerConfig};
-use crate::framework::{PluginBuilder, PluginRegistry, Session, SessionOptions};
+use crate::config::{ArgumentError, Arguments, ConfigError, SchedulerConfig};
+use crate::framework::{Plugin, PluginRegistry, Session, SessionOptions};
 use crate::model::Quantity;
 use crate::snapshot::{GROUP_NAME_ANNOTATION, SnapshotBuilder};
 
@@ -62,7 +62,11 @@ impl Harness {
     }
 
     /// Registers an extra plugin (the one under test).
-    pub fn with_plugin(mut self, name: &str, builder: PluginBuilder) -> Self {
+    pub fn with_plugin(
+        mut self,
+        name: &str,
+        builder: impl Fn(&Arguments) -> Result<Box<dyn Plugin>, ArgumentError> + Send + Sync + 'static,
+    ) -> Self {
         self.registry.register(name, builder);
         self
     }

@@ -1,5 +1,6 @@
 //! tephra's own scenario files under `tests/scenarios` (same format as the conformance cases,
-//! for behaviour Volcano's tables do not cover): every one must pass.
+//! for behaviour Volcano's tables do not cover): every one must pass, with the guide's example
+//! plugin linked in.
 
 use std::path::Path;
 
@@ -11,7 +12,8 @@ fn every_repository_scenario_passes() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let files = find_scenario_files(&[dir]).expect("tests/scenarios is readable");
     assert!(!files.is_empty(), "no scenario files under tests/scenarios");
-    let registry = builtin_registry();
+    let mut registry = builtin_registry();
+    myplugin::register(&mut registry);
     let mut failures = Vec::new();
     for path in &files {
         let checks = load_scenario(path).and_then(|s| run_scenario(&s, &registry));

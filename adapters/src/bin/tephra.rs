@@ -1,4 +1,5 @@
-//! The `tephra` binary: parse the command line, run it with the built-in plugins.
+//! The `tephra` binary: parse the command line, run it with the plugins tephra ships (and, built
+//! with `--features example-plugins`, the guide's example linked in).
 
 use std::process::ExitCode;
 
@@ -12,7 +13,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let registry = tephra_engine::plugins::builtin_registry();
+    #[cfg_attr(not(feature = "example-plugins"), allow(unused_mut))]
+    let mut registry = tephra_adapters::plugins::registry();
+    #[cfg(feature = "example-plugins")]
+    myplugin::register(&mut registry);
     ExitCode::from(run(
         cli,
         &registry,

@@ -7,6 +7,7 @@
 //! allocate/deallocate event handlers get `&mut self`.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::{EvictionContext, FitError, JobInvalid, SearchPurpose, SessionState, Vote};
 use crate::config::{ArgumentError, Arguments};
@@ -237,5 +238,8 @@ pub trait Plugin: Send + Sync {
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {}
 }
 
-/// Builds a plugin from its arguments; a bad argument is refused.
-pub type PluginBuilder = fn(&Arguments) -> Result<Box<dyn Plugin>, ArgumentError>;
+/// Builds a plugin from its arguments; a bad argument is refused. A shared closure rather than a
+/// `fn` pointer so a builder can hold what it needs, such as the library an external plugin was
+/// loaded from.
+pub type PluginBuilder =
+    Arc<dyn Fn(&Arguments) -> Result<Box<dyn Plugin>, ArgumentError> + Send + Sync>;

@@ -1,0 +1,75 @@
+//! Volcano's `send`: `POST <urlPrefix>/<verb>` with a JSON body; anything but 200 is an error,
+//! and a response body over 10 MiB is refused.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Volcano's `maxBodySize`.
+const MAX_BODY: u64 = 10 << 20;
+
+/// An HTTP client for one extender, keeping connections alive between calls.
+#[derive(Debug)]
+pub struct Client {
+    agent: ureq::Agent,
+    url_prefix: String,
+}
+
+impl Client {
+    /// A client for the extender at `url_prefix`, each call bounded by `timeout`.
+    pub fn new(url_prefix: &str, timeout: Duration) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Client {
+            agent,
+            url_prefix: url_prefix.trim_end_matches('/').to_string(),
+        }
+    }
+
+    fn post(
+        &self,
+        verb: &str,
+        body: &impl Serialize,
+    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+        let url = format!("{}/{verb}", self.url_prefix);
+        let json = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        let resp = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .send(&json[..])
+            .map_err(|e| format!("{verb} with extender at URL {url}: {e}"))?;
+        if resp.status() != 200 {
+            return Err(format!(
+                "failed {verb} with extender at URL {url}, code {}",
+                resp.status().as_u16()
+            ));
+        }
+        Ok(resp)
+    }
+
+    /// Sends `body` to `verb` and decodes the answer.
+    pub fn call<R: DeserializeOwned>(
+        &self,
+        verb: &str,
+        body: &impl Serialize,
+    ) -> Result<R, String> {
+        let mut resp = self.post(verb, body)?;
+        let bytes = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_vec()
+            .map_err(|e| format!("{verb}: reading the answer: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{verb}: decoding the answer: {e}"))
+    }
+
+    /// Sends `body` to `verb`, ignoring the answer's body.
+    pub fn notify(&self, verb: &str, body: &impl Serialize) -> Result<(), String> {
+        self.post(verb, body).map(drop)
+    }
+}
