@@ -159,13 +159,19 @@ impl<'a> Cluster<'a> {
         self.view.pods(n)
     }
 
-    /// Σ requests of the pods on a node.
+    /// Σ requests of the pods on a node. Scoring calls this for every node and task, so a
+    /// resource name is cloned only the first time it is seen on the node.
     pub fn requested(&self, n: NodeId) -> NodeRequested {
         let mut out = NodeRequested::default();
         for &t in self.pods_on(n) {
             let r = &self.info(t).resource;
             for (k, v) in &r.requested {
-                *out.requested.entry(k.clone()).or_default() += v;
+                match out.requested.get_mut(k) {
+                    Some(sum) => *sum += v,
+                    None => {
+                        out.requested.insert(k.clone(), *v);
+                    }
+                }
             }
             out.non0_cpu += r.non0_cpu;
             out.non0_mem += r.non0_mem;
