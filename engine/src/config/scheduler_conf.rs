@@ -80,7 +80,9 @@ pub enum Point {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginOption {
     pub name: String,
-    flags: BTreeMap<&'static str, bool>,
+    /// The value of each flag of `FLAGS`, by position: the dispatchers ask for every plugin on
+    /// every node, so this is an index, not a lookup by key.
+    flags: [bool; FLAGS.len()],
     pub enable_hierarchy: bool,
     pub arguments: Arguments,
 }
@@ -118,7 +120,7 @@ impl PluginOption {
     pub fn new(name: &str) -> Self {
         PluginOption {
             name: name.to_string(),
-            flags: FLAGS.iter().map(|(k, _, d)| (*k, *d)).collect(),
+            flags: FLAGS.map(|(_, _, d)| d),
             enable_hierarchy: false,
             arguments: Arguments::default(),
         }
@@ -128,15 +130,15 @@ impl PluginOption {
     pub fn enabled(&self, point: Point) -> bool {
         FLAGS
             .iter()
-            .find(|f| f.1 == point)
-            .is_some_and(|(k, _, d)| self.flags.get(k).copied().unwrap_or(*d))
+            .position(|f| f.1 == point)
+            .is_some_and(|i| self.flags[i])
     }
 
     /// Sets a flag by its YAML key; false when the key is not a flag.
     pub fn set_flag(&mut self, key: &str, value: bool) -> bool {
-        match FLAGS.iter().find(|f| f.0 == key) {
-            Some((k, _, _)) => {
-                self.flags.insert(k, value);
+        match FLAGS.iter().position(|f| f.0 == key) {
+            Some(i) => {
+                self.flags[i] = value;
                 true
             }
             None if key == "enableHierarchy" => {
