@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::pod_info::PodInfo;
-use super::requests::Amounts;
+use super::requests::{Amounts, PodResource};
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
@@ -22,6 +22,9 @@ use crate::model::{NodeId, TaskId};
 pub struct ClusterView {
     infos: Vec<PodInfo>,
     pods: Vec<Vec<TaskId>>,
+    /// Σ requests of each node's pods, kept with `pods`: scoring reads it for every node and
+    /// task, and summing the pods each time made scoring O(pods on the node).
+    requested: Vec<NodeRequested>,
     placed: Vec<Option<NodeId>>,
     with_affinity: Vec<NodeId>,
     with_required_anti_affinity: Vec<NodeId>,
@@ -45,11 +48,22 @@ impl ClusterView {
                 .map(|n| NodeId(n as u32))
                 .collect()
         };
+        let requested = pods
+            .iter()
+            .map(|tasks| {
+                let mut sum = NodeRequested::default();
+                for t in tasks {
+                    sum.add(&infos[t.idx()].resource);
+                }
+                sum
+            })
+            .collect();
         let with_affinity = nodes_where(&|i| i.has_pod_affinity);
         let with_required_anti_affinity = nodes_where(&|i| !i.required_anti_affinity.is_empty());
         ClusterView {
             infos,
             pods,
+            requested,
             placed,
             with_affinity,
             with_required_anti_affinity,
@@ -66,6 +80,7 @@ impl ClusterView {
             return;
         }
         self.pods[n.idx()].push(t);
+        self.requested[n.idx()].add(&self.infos[t.idx()].resource);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -78,6 +93,7 @@ impl ClusterView {
             return;
         };
         self.pods[n.idx()].retain(|&x| x != t);
+        self.requested[n.idx()].sub(&self.infos[t.idx()].resource);
     }
 
     /// The pods (tasks) on a node.
@@ -88,6 +104,11 @@ impl ClusterView {
     /// A task's parsed pod.
     pub fn info(&self, t: TaskId) -> &PodInfo {
         &self.infos[t.idx()]
+    }
+
+    /// Σ requests of the pods on a node.
+    pub fn requested(&self, n: NodeId) -> &NodeRequested {
+        &self.requested[n.idx()]
     }
 
     /// Nodes that held a pod with pod (anti-)affinity at session open (`HavePodsWithAffinityList`).
@@ -113,6 +134,32 @@ impl NodeRequested {
     /// The real request of `name` (0 when absent).
     pub fn get(&self, name: &str) -> i64 {
         self.requested.get(name).copied().unwrap_or(0)
+    }
+
+    /// Counts a pod on the node. Integer sums, so adding and removing in any order gives what
+    /// summing the pods would.
+    fn add(&mut self, pod: &PodResource) {
+        for (k, v) in &pod.requested {
+            match self.requested.get_mut(k) {
+                Some(sum) => *sum += v,
+                None => {
+                    self.requested.insert(k.clone(), *v);
+                }
+            }
+        }
+        self.non0_cpu += pod.non0_cpu;
+        self.non0_mem += pod.non0_mem;
+    }
+
+    /// Stops counting a pod on the node (a name whose sum returns to 0 reads as absent).
+    fn sub(&mut self, pod: &PodResource) {
+        for (k, v) in &pod.requested {
+            if let Some(sum) = self.requested.get_mut(k) {
+                *sum -= v;
+            }
+        }
+        self.non0_cpu -= pod.non0_cpu;
+        self.non0_mem -= pod.non0_mem;
     }
 }
 
@@ -159,24 +206,9 @@ impl<'a> Cluster<'a> {
         self.view.pods(n)
     }
 
-    /// Σ requests of the pods on a node. Scoring calls this for every node and task, so a
-    /// resource name is cloned only the first time it is seen on the node.
-    pub fn requested(&self, n: NodeId) -> NodeRequested {
-        let mut out = NodeRequested::default();
-        for &t in self.pods_on(n) {
-            let r = &self.info(t).resource;
-            for (k, v) in &r.requested {
-                match out.requested.get_mut(k) {
-                    Some(sum) => *sum += v,
-                    None => {
-                        out.requested.insert(k.clone(), *v);
-                    }
-                }
-            }
-            out.non0_cpu += r.non0_cpu;
-            out.non0_mem += r.non0_mem;
-        }
-        out
+    /// Σ requests of the pods on a node (`NodeInfo.Requested`).
+    pub fn requested(&self, n: NodeId) -> &'a NodeRequested {
+        self.view.requested(n)
     }
 }
 
@@ -217,8 +249,16 @@ mod tests {
             Cluster::new(&ssn.state, &live).requested(n2).get("cpu"),
             250
         );
+        assert_eq!(
+            live.requested(n2),
+            ClusterView::open(&ssn.state, false).requested(n2),
+            "kept sums equal the pods' sum at a fresh open"
+        );
+        assert_eq!(frozen.requested(n2).get("cpu"), 0);
         live.on_deallocate(p);
         assert!(live.pods(n2).is_empty());
+        assert_eq!(live.requested(n2).get("cpu"), 0);
+        assert_eq!(live.requested(n2).non0_cpu, 0);
     }
 
     #[test]
