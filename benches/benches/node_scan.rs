@@ -20,7 +20,9 @@ const CLUSTER: GangMixed = GangMixed {
     seed: 1,
 };
 
+/// PrePredicate (per task), then the fit check and the predicates on every node.
 fn feasible(ssn: &Session, t: TaskId) -> Vec<NodeId> {
+    ssn.pre_predicate(t).expect("the task passes PrePredicate");
     let req = ssn.state.resreq(t);
     ssn.state
         .snap
@@ -50,6 +52,11 @@ fn node_scan(c: &mut Criterion) {
         .task_id("default/job-000000-0")
         .expect("the pending pod");
     let nodes = feasible(&ssn, t);
+    assert!(
+        nodes.len() > CLUSTER.nodes as usize / 2,
+        "most nodes fit the task, {} do",
+        nodes.len()
+    );
     let mut group = c.benchmark_group("node_scan");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));

@@ -10,6 +10,7 @@ use tephra_engine::api::Time;
 use tephra_engine::config::{ConfigError, SchedulerConfig};
 use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions};
 
+use super::cpu_time::process_cpu_ns;
 use crate::offline::{DEFAULT_QUEUE, START_TIME};
 
 /// Where one cycle's time went, in milliseconds.
@@ -22,6 +23,8 @@ pub struct CycleTiming {
     pub close_ms: f64,
     /// Pods bound by the cycle.
     pub binds: usize,
+    /// CPU time of every thread over snapshot … close (`None` where `/proc` does not say).
+    pub cpu_ms: Option<f64>,
 }
 
 impl CycleTiming {
@@ -54,6 +57,7 @@ pub fn timed_cycle(
         disable_class_caches,
         ..Default::default()
     };
+    let cpu_start = process_cpu_ns();
     let start = Instant::now();
     let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
     let snapshot_ms = ms_since(start);
@@ -72,6 +76,9 @@ pub fn timed_cycle(
     let start = Instant::now();
     let decisions = ssn.close();
     let close_ms = ms_since(start);
+    let cpu_ms = cpu_start
+        .zip(process_cpu_ns())
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
 
     state.assume(&decisions, now);
     state.complete_offline();
@@ -81,6 +88,7 @@ pub fn timed_cycle(
         actions_ms,
         close_ms,
         binds: decisions.binds.len(),
+        cpu_ms,
     };
     Ok((timing, decisions))
 }

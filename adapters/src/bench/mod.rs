@@ -2,6 +2,7 @@
 //! pending pod; each later cycle first applies the workload's churn. Cycles run inside a
 //! dedicated rayon pool of the requested size, which the engine's parallel loops use.
 
+mod cpu_time;
 mod cycle;
 mod decision_log;
 mod report;

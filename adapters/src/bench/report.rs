@@ -1,4 +1,5 @@
-//! How a benchmark is shown: a table for people, or one JSON document for tools
+//! How a benchmark is shown: a table for people (with each cycle's CPU time, to tell cost from
+//! waiting for a core on a busy machine), or one JSON document for tools
 //! (`{"workload":…,"threads":…,"cycles":[{"total_ms":…,"snapshot_ms":…,"open_ms":…,
 //! "actions_ms":{"enqueue":…,…},"close_ms":…,"binds":…}],"peak_rss_bytes":…}`).
 
@@ -87,7 +88,11 @@ pub fn write_text(run: &BenchRun, out: &mut dyn Write) -> io::Result<()> {
     for a in &actions {
         write!(out, " {a:>10}")?;
     }
-    writeln!(out, " {:>8} {:>7}  churn", "close", "binds")?;
+    writeln!(
+        out,
+        " {:>8} {:>10} {:>7}  churn",
+        "close", "cpu ms", "binds"
+    )?;
     for (i, c) in run.cycles.iter().enumerate() {
         write!(
             out,
@@ -100,7 +105,8 @@ pub fn write_text(run: &BenchRun, out: &mut dyn Write) -> io::Result<()> {
         for (_, ms) in &c.actions_ms {
             write!(out, " {ms:>10.1}")?;
         }
-        write!(out, " {:>8.1} {:>7}", c.close_ms, c.binds)?;
+        let cpu = c.cpu_ms.map_or("-".to_string(), |ms| format!("{ms:.1}"));
+        write!(out, " {:>8.1} {cpu:>10} {:>7}", c.close_ms, c.binds)?;
         match i.checked_sub(1).and_then(|k| run.churn.get(k)) {
             Some(s) => writeln!(out, "  -{} +{} pods", s.finished, s.arrived)?,
             None => writeln!(out)?,
@@ -128,6 +134,7 @@ mod tests {
             ],
             close_ms: 3.0,
             binds,
+            cpu_ms: Some(15.0),
         };
         BenchRun {
             workload: "small".into(),
@@ -163,7 +170,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "workload small, 2 threads");
-        assert!(lines[1].contains("allocate") && lines[1].ends_with("churn"));
+        assert!(lines[1].contains("allocate") && lines[1].ends_with("cpu ms   binds  churn"));
         assert!(
             lines[2].trim_start().starts_with("1       16.8"),
             "{}",

@@ -54,7 +54,7 @@ pub struct SessionOptions {
     /// Turns off the per-cycle equivalence-class caches (predicate results and score columns
     /// shared by tasks of one scheduling signature), so every task takes the plain per-node
     /// path. The plain path is the reference: decisions must be the same either way, and the
-    /// determinism tests compare both. Nothing is cached yet, so today both paths are one.
+    /// determinism tests compare both (`actions::class_cache`).
     pub disable_class_caches: bool,
 }
 
