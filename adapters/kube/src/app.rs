@@ -62,7 +62,7 @@ async fn ensure_queue(w: &Writer, name: &str, reclaimable: bool) -> Result<(), S
 pub async fn run(flags: Flags) -> Result<(), String> {
     let client = crate::client::build(&flags.kubeconfig, &flags.master).await?;
     let registry = builtin_registry();
-    let conf_source = ConfSource::new(
+    let mut conf_source = ConfSource::new(
         &flags.scheduler_conf,
         !flags.disable_default_scheduler_config,
     );

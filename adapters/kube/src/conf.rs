@@ -2,7 +2,7 @@
 //! `--disable-default-scheduler-config`, then the `--scheduler-conf` file; a file that cannot be
 //! read or is refused keeps the configuration already installed, and says why.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tephra_engine::actions;
 use tephra_engine::config::{DEFAULT_SCHEDULER_CONF, SchedulerConfig};
@@ -21,6 +21,8 @@ pub struct ConfError {
 pub struct ConfSource {
     path: Option<PathBuf>,
     fallback_allowed: bool,
+    /// The text last read, so a directory event that left the file as it was changes nothing.
+    last_text: Option<String>,
 }
 
 /// Parses `text` and checks it as tephra will run it: plugins and their arguments, actions.
@@ -37,6 +39,7 @@ impl ConfSource {
         ConfSource {
             path: (!path.is_empty()).then(|| PathBuf::from(path)),
             fallback_allowed,
+            last_text: None,
         }
     }
 
@@ -51,7 +54,7 @@ impl ConfSource {
 
     /// The configuration at start-up: the file when valid, else Volcano's default; an error
     /// only when the file is refused and falling back is disabled.
-    pub fn initial(&self, registry: &PluginRegistry) -> Result<SchedulerConfig, ConfError> {
+    pub fn initial(&mut self, registry: &PluginRegistry) -> Result<SchedulerConfig, ConfError> {
         match self.read_file(registry) {
             Some(Ok(conf)) => Ok(conf),
             Some(Err(e)) if !self.fallback_allowed => Err(e),
@@ -63,9 +66,13 @@ impl ConfSource {
         }
     }
 
-    /// Re-reads the file: `Ok(Some)` to install, `Ok(None)` when there is no file, `Err` when
-    /// the file is refused (the caller keeps its configuration; fatal without fallback).
-    pub fn reload(&self, registry: &PluginRegistry) -> Result<Option<SchedulerConfig>, ConfError> {
+    /// Re-reads the file: `Ok(Some)` to install, `Ok(None)` when there is no file or its text
+    /// is unchanged, `Err` when the file is refused (the caller keeps its configuration; fatal
+    /// without fallback).
+    pub fn reload(
+        &mut self,
+        registry: &PluginRegistry,
+    ) -> Result<Option<SchedulerConfig>, ConfError> {
         self.read_file(registry).transpose()
     }
 
@@ -74,19 +81,31 @@ impl ConfSource {
         !self.fallback_allowed
     }
 
-    fn read_file(&self, registry: &PluginRegistry) -> Option<Result<SchedulerConfig, ConfError>> {
-        let path = self.path.as_ref()?;
-        Some(read_conf(path, registry))
+    /// Reads and checks the file; `None` when there is none, or when its text is the one
+    /// read last time.
+    fn read_file(
+        &mut self,
+        registry: &PluginRegistry,
+    ) -> Option<Result<SchedulerConfig, ConfError>> {
+        let path = self.path.clone()?;
+        let blame = |reason: String| ConfError {
+            file: path.display().to_string(),
+            reason,
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.last_text = None;
+                return Some(Err(blame(format!("cannot read: {e}"))));
+            }
+        };
+        if self.last_text.as_deref() == Some(text.as_str()) {
+            return None;
+        }
+        let parsed = parse_checked(&text, registry).map_err(blame);
+        self.last_text = Some(text);
+        Some(parsed)
     }
-}
-
-fn read_conf(path: &Path, registry: &PluginRegistry) -> Result<SchedulerConfig, ConfError> {
-    let blame = |reason: String| ConfError {
-        file: path.display().to_string(),
-        reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| blame(format!("cannot read: {e}")))?;
-    parse_checked(&text, registry).map_err(blame)
 }
 
 fn default_conf(registry: &PluginRegistry) -> SchedulerConfig {
@@ -124,6 +143,16 @@ mod tests {
         "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: binpack\n";
 
     #[test]
+    fn an_unchanged_file_is_not_reloaded() {
+        let dir = Dir::new("unchanged");
+        let mut src = ConfSource::new(&dir.write(BINPACK), true);
+        src.initial(&builtin_registry()).unwrap();
+        assert!(src.reload(&builtin_registry()).unwrap().is_none());
+        dir.write(&format!("{BINPACK}  - name: predicates\n"));
+        assert!(src.reload(&builtin_registry()).unwrap().is_some());
+    }
+
+    #[test]
     fn no_file_means_volcanos_default() {
         let conf = ConfSource::new("", true)
             .initial(&builtin_registry())
@@ -134,7 +163,7 @@ mod tests {
     #[test]
     fn a_valid_file_is_installed() {
         let dir = Dir::new("valid");
-        let src = ConfSource::new(&dir.write(BINPACK), true);
+        let mut src = ConfSource::new(&dir.write(BINPACK), true);
         assert_eq!(
             src.initial(&builtin_registry()).unwrap().actions,
             ["enqueue", "allocate"]
@@ -145,7 +174,7 @@ mod tests {
     #[test]
     fn a_refused_file_falls_back_to_the_default_at_start_up() {
         let dir = Dir::new("fallback");
-        let src = ConfSource::new(
+        let mut src = ConfSource::new(
             &dir.write("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nosuch\n"),
             true,
         );
@@ -157,7 +186,7 @@ mod tests {
     fn refusal_names_the_file_and_the_culprit() {
         let dir = Dir::new("culprit");
         let path = dir.write("actions: \"allocate, nosuchaction\"\n");
-        let src = ConfSource::new(&path, false);
+        let mut src = ConfSource::new(&path, false);
         let e = src.initial(&builtin_registry()).unwrap_err();
         assert_eq!(e.file, path);
         assert!(e.reason.contains("nosuchaction"), "{e}");
@@ -168,10 +197,14 @@ mod tests {
     fn reload_reports_a_broken_file_instead_of_replacing() {
         let dir = Dir::new("reload");
         let path = dir.write(BINPACK);
-        let src = ConfSource::new(&path, true);
+        let mut src = ConfSource::new(&path, true);
         assert!(src.reload(&builtin_registry()).unwrap().is_some());
         dir.write("actions: [unclosed\n");
         assert!(src.reload(&builtin_registry()).is_err());
+        assert!(
+            src.reload(&builtin_registry()).unwrap().is_none(),
+            "the same broken text is reported once"
+        );
         std::fs::remove_file(&path).unwrap();
         let e = src.reload(&builtin_registry()).unwrap_err();
         assert!(e.reason.contains("cannot read"), "{e}");

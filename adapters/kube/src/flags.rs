@@ -28,7 +28,8 @@ pub fn go_bool(s: &str) -> Result<bool, String> {
     name = "vc-scheduler",
     about = "tephra: a drop-in replacement for Volcano's batch scheduler",
     version,
-    disable_version_flag = true
+    disable_version_flag = true,
+    args_override_self = true
 )]
 pub struct Flags {
     /// API server URL (overrides the kubeconfig).
@@ -387,6 +388,19 @@ mod tests {
         ])
         .unwrap();
         assert!(f.enable_metrics && !f.leader_elect && !f.priority_class);
+    }
+
+    #[test]
+    fn a_repeated_flag_takes_the_last_value_as_pflag_does() {
+        let f = parse(&[
+            "--leader-elect=false",
+            "--leader-elect=true",
+            "--cache-dump-dir=/a",
+            "--cache-dump-dir=/b",
+        ])
+        .unwrap();
+        assert!(f.leader_elect);
+        assert_eq!(f.cache_dump_dir, "/b");
     }
 
     #[test]

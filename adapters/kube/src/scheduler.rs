@@ -237,6 +237,14 @@ impl Scheduler {
         self.cycle += 1;
         let now = Time(unix_now());
         let snap = Arc::new(self.state.snapshot(&self.settings.default_queue));
+        tracing::debug!(
+            "cycle {}: {} nodes, {} queues, {} jobs, {} tasks",
+            self.cycle,
+            snap.nodes.len(),
+            snap.queues.len(),
+            snap.jobs.len(),
+            snap.tasks.len()
+        );
         let options = SessionOptions {
             now,
             uid: format!("{}-{}", self.session_prefix, self.cycle),

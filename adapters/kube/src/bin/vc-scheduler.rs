@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     }
     tracing_subscriber::fmt()
         .with_env_filter(log_filter(flags.verbosity))
+        .with_ansi(false)
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

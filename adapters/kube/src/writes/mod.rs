@@ -5,6 +5,7 @@
 mod bind;
 mod events;
 mod evict;
+pub mod quantity;
 pub mod status;
 
 use std::sync::Arc;

@@ -11,6 +11,7 @@ use tephra_engine::api::{PodGroupStatus, ResourceList};
 use tephra_engine::framework::PodConditionUpdate;
 use tokio::sync::mpsc;
 
+use super::quantity::go_list;
 use super::{EventRecorder, ObjectRef, Writer, is_status};
 use crate::watch::api_resource;
 
@@ -76,21 +77,23 @@ pub fn pod_group_write(raw: &Value, status: &PodGroupStatus) -> Option<Value> {
     Some(object)
 }
 
-/// The Queue to send back with `status.allocated`, or `None` when the API already holds it.
+/// The Queue to send back with `status.allocated` (in Volcano's quantity forms), or `None`
+/// when the API already holds the same amounts.
 pub fn queue_write(raw: &Value, allocated: &ResourceList) -> Option<Value> {
     let held: ResourceList = raw
         .pointer("/status/allocated")
         .cloned()
         .and_then(|s| serde_json::from_value(s).ok())
         .unwrap_or_default();
-    if &held == allocated {
+    let wanted = go_list(allocated);
+    if go_list(&held) == wanted {
         return None;
     }
     let mut object = raw.clone();
     if !object.get("status").is_some_and(Value::is_object) {
         object["status"] = json!({});
     }
-    object["status"]["allocated"] = serde_json::to_value(allocated).ok()?;
+    object["status"]["allocated"] = serde_json::to_value(wanted).ok()?;
     Some(object)
 }
 
@@ -238,9 +241,18 @@ async fn run(w: Writer, mut recorder: EventRecorder, mut rx: mpsc::UnboundedRece
     }
 }
 
+/// `object` with its `apiVersion` and `kind` (list items arrive without them).
+fn typed(kind: ObjectKind, object: &Value) -> Value {
+    let ar = api_resource(kind);
+    let mut o = object.clone();
+    o["apiVersion"] = json!(ar.api_version);
+    o["kind"] = json!(ar.kind);
+    o
+}
+
 async fn write_object(w: &Writer, kind: ObjectKind, object: &Value, what: &'static str) {
     let (namespace, name) = name_of(object);
-    let Ok(dynamic) = serde_json::from_value::<DynamicObject>(object.clone()) else {
+    let Ok(dynamic) = serde_json::from_value::<DynamicObject>(typed(kind, object)) else {
         tracing::warn!("{kind} {namespace}/{name}: cannot encode the status write");
         return;
     };
@@ -298,7 +310,10 @@ mod tests {
         let raw = json!({"metadata": {"name": "q"}, "status": {"state": "Open", "allocated": {"cpu": "2"}}});
         let two: ResourceList = [("cpu".to_string(), Quantity::parse("2").unwrap())].into();
         assert!(queue_write(&raw, &two).is_none());
-        let three: ResourceList = [("cpu".to_string(), Quantity::parse("3").unwrap())].into();
+        let same_in_milli: ResourceList =
+            [("cpu".to_string(), Quantity::parse("2000m").unwrap())].into();
+        assert!(queue_write(&raw, &same_in_milli).is_none());
+        let three: ResourceList = [("cpu".to_string(), Quantity::parse("3000m").unwrap())].into();
         let w = queue_write(&raw, &three).unwrap();
         assert_eq!(w["status"]["allocated"]["cpu"], "3");
         assert_eq!(w["status"]["state"], "Open");
@@ -337,6 +352,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w["status"]["conditions"][0]["lastTransitionTime"], "T");
+    }
+
+    #[test]
+    fn writes_carry_api_version_and_kind() {
+        let o = typed(ObjectKind::PodGroup, &json!({"metadata": {"name": "pg"}}));
+        assert_eq!(o["apiVersion"], "scheduling.volcano.sh/v1beta1");
+        assert_eq!(o["kind"], "PodGroup");
     }
 
     #[test]
