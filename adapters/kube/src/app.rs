@@ -144,7 +144,6 @@ pub async fn run(flags: Flags) -> Result<(), String> {
             minimum_feasible_nodes: flags.minimum_feasible_nodes,
             minimum_percentage_nodes_to_find: flags.minimum_percentage_nodes_to_find,
         },
-        bind_concurrency: flags.node_worker_threads as usize,
         dump_dir: flags
             .cache_dumper
             .then(|| flags.cache_dump_dir.clone().into()),

@@ -123,7 +123,7 @@ pub struct Flags {
     /// Where SIGUSR1 writes `snapshot-<unix>.json`.
     #[arg(long = "cache-dump-dir", default_value = "/tmp")]
     pub cache_dump_dir: String,
-    /// Node work-queue workers in Volcano; here the number of binds in flight at once.
+    /// Node work-queue workers (accepted; tephra applies node events in its run loop).
     #[arg(long = "node-worker-threads", default_value = "20")]
     pub node_worker_threads: u32,
     /// Scheduling-gate removal workers (accepted; the gate feature is off by default).

@@ -24,7 +24,11 @@ use crate::metrics::Metrics;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
 use crate::watch::Feed;
-use crate::writes::{self, EventWrite, StatusBatch, StatusWriter, Writer};
+use crate::writes::{self, EventWrite, StatusBatch, StatusWriter, Writer, Written};
+
+/// Binds in flight at once. Volcano starts a goroutine per bind, bounded only by the client's
+/// QPS; 64 in flight reach the API server's own binding ceiling on a 2-core machine.
+const BIND_CONCURRENCY: usize = 64;
 
 /// What the loop needs from the flags.
 #[derive(Debug, Clone)]
@@ -34,7 +38,6 @@ pub struct LoopSettings {
     pub schedule_period: Duration,
     pub resource_sync_timeout: Duration,
     pub node_sampling: NodeSampling,
-    pub bind_concurrency: usize,
     pub dump_dir: Option<PathBuf>,
     pub watched: Vec<ObjectKind>,
 }
@@ -51,6 +54,10 @@ pub struct Scheduler {
     feed: mpsc::Receiver<Feed>,
     writer: Writer,
     status: StatusWriter,
+    /// Objects as the API answered our status writes.
+    written: mpsc::UnboundedReceiver<Written>,
+    /// PodGroups and queues with a status write on its way: the cycle that queued the last one.
+    pending: HashMap<(ObjectKind, String, String), u64>,
     metrics: Metrics,
     dump_requested: Arc<AtomicBool>,
     condition_memo: HashMap<(String, String), (String, String, Option<String>)>,
@@ -63,6 +70,24 @@ fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or_default()
+}
+
+/// Whether `incoming` is a newer state of the object than `held`: another UID (recreated), or
+/// a higher resourceVersion. resourceVersions are etcd revisions; Kubernetes calls them opaque,
+/// but the API server's own watch cache orders them the same way. Unparsable ones count as newer.
+fn is_newer(incoming: &serde_json::Value, held: &serde_json::Value) -> bool {
+    let field = |v: &serde_json::Value, k: &str| {
+        v.pointer(&format!("/metadata/{k}"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let rv =
+        |v: &serde_json::Value| field(v, "resourceVersion").and_then(|r| r.parse::<u64>().ok());
+    field(incoming, "uid") != field(held, "uid")
+        || match (rv(incoming), rv(held)) {
+            (Some(a), Some(b)) => a > b,
+            _ => true,
+        }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -84,7 +109,7 @@ pub struct Parts {
 
 impl Scheduler {
     pub fn new(p: Parts) -> Scheduler {
-        let status = StatusWriter::spawn(p.writer.clone(), &p.settings.scheduler_name);
+        let (status, written) = StatusWriter::spawn(p.writer.clone(), &p.settings.scheduler_name);
         let session_prefix = crate::leader::identity();
         Scheduler {
             settings: p.settings,
@@ -97,6 +122,8 @@ impl Scheduler {
             feed: p.feed,
             writer: p.writer,
             status,
+            written,
+            pending: HashMap::new(),
             metrics: p.metrics,
             dump_requested: p.dump_requested,
             condition_memo: HashMap::new(),
@@ -123,11 +150,22 @@ impl Scheduler {
                     // Our own bind is newer than this event (Volcano keeps its assumption too).
                     pod.spec.node_name = cached.spec.node_name.clone();
                 }
-                if let Some(raw) = raw {
-                    self.raw
-                        .upsert(tephra_cache::ObjectKind::of(&object), &ns, &name, raw);
+                let kind = ObjectKind::of(&object);
+                if let Some(raw) = &raw
+                    && self
+                        .raw
+                        .get(kind, &ns, &name)
+                        .is_some_and(|held| !is_newer(raw, held))
+                {
+                    // A state we already hold (our own write's answer came before its echo).
+                    return None;
                 }
-                self.state.apply_event(ClusterEvent::Upsert(object));
+                if let Some(raw) = raw {
+                    self.raw.upsert(kind, &ns, &name, raw);
+                }
+                if !self.pending.contains_key(&(kind, ns, name)) {
+                    self.state.apply_event(ClusterEvent::Upsert(object));
+                }
             }
             Feed::Event(
                 ClusterEvent::Delete {
@@ -145,6 +183,8 @@ impl Scheduler {
                     });
                 }
                 self.raw.remove(kind, &namespace, &name);
+                self.pending
+                    .remove(&(kind, namespace.clone(), name.clone()));
                 self.condition_memo
                     .remove(&(namespace.clone(), name.clone()));
                 self.state.apply_event(ClusterEvent::Delete {
@@ -157,10 +197,42 @@ impl Scheduler {
         None
     }
 
-    /// Applies everything the watches sent so far.
+    /// Applies the API's answers to our status writes, then everything the watches sent.
     fn drain_feed(&mut self) {
+        while let Ok(w) = self.written.try_recv() {
+            self.on_written(w);
+        }
         while let Ok(item) = self.feed.try_recv() {
             self.apply(item);
+        }
+    }
+
+    /// An answer to a status write. While a later cycle's write of the same PodGroup or queue
+    /// is still on its way, the cache keeps that cycle's assumed status; the last answer (or
+    /// failure) hands the object back to the API's view.
+    fn on_written(&mut self, w: Written) {
+        let key = (w.kind, w.namespace, w.name);
+        let latest = self.pending.get(&key).is_some_and(|&seq| w.seq >= seq);
+        if latest {
+            self.pending.remove(&key);
+        }
+        let raw = match w.object {
+            Some(object) => Some(object),
+            None if latest => self.raw.get(key.0, &key.1, &key.2).cloned(),
+            None => None,
+        };
+        let Some(raw) = raw else { return };
+        match crate::objects::convert(key.0, raw) {
+            Ok(c) => {
+                self.apply(Feed::Event(
+                    ClusterEvent::Upsert(c.object.clone()),
+                    Some(c.raw),
+                ));
+                if latest && w.kind != ObjectKind::Pod {
+                    self.state.apply_event(ClusterEvent::Upsert(c.object));
+                }
+            }
+            Err(e) => tracing::warn!("cannot read back a written object: {e}"),
         }
     }
 
@@ -269,9 +341,12 @@ impl Scheduler {
                 .observe(ms(t.elapsed()));
         }
         let decisions = ssn.close();
+        let session_time = start.elapsed();
         self.state.assume(&decisions, now);
         let mut batch = self.status_batch(&decisions);
+        let bind_start = Instant::now();
         self.bind_all(&decisions.binds, &mut batch).await;
+        let bind_time = bind_start.elapsed();
         for e in &decisions.evictions {
             if let Some(raw) = self
                 .raw
@@ -292,10 +367,12 @@ impl Scheduler {
             .observe(ms(start.elapsed()));
         if !decisions.binds.is_empty() {
             tracing::info!(
-                "cycle {}: {} bound in {:?}",
+                "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
                 self.cycle,
                 decisions.binds.len(),
-                start.elapsed()
+                start.elapsed(),
+                session_time,
+                bind_time
             );
         }
     }
@@ -314,7 +391,7 @@ impl Scheduler {
                         (b, r, t.elapsed())
                     }
                 })
-                .buffer_unordered(self.settings.bind_concurrency.max(1))
+                .buffer_unordered(BIND_CONCURRENCY)
                 .collect()
                 .await;
         let now = unix_now();
@@ -388,11 +465,23 @@ impl Scheduler {
 
     /// The status writes of a cycle, each against the object as the API last sent it.
     fn status_batch(&mut self, d: &Decisions) -> StatusBatch {
-        let mut batch = StatusBatch::default();
+        let mut batch = StatusBatch {
+            seq: self.cycle,
+            ..Default::default()
+        };
         for pg in d.pod_groups.iter().filter(|pg| pg.changed) {
             if let Some(raw) = self.raw.get(ObjectKind::PodGroup, &pg.namespace, &pg.name)
                 && let Some(o) = writes::status::pod_group_write(raw, &pg.status)
             {
+                tracing::debug!(
+                    "podgroup {}/{}: status {} -> {}",
+                    pg.namespace,
+                    pg.name,
+                    raw.get("status").map(|s| s.to_string()).unwrap_or_default(),
+                    o["status"]
+                );
+                let key = (ObjectKind::PodGroup, pg.namespace.clone(), pg.name.clone());
+                self.pending.insert(key, self.cycle);
                 batch.pod_groups.push(o);
             }
         }
@@ -400,6 +489,8 @@ impl Scheduler {
             if let Some(raw) = self.raw.get(ObjectKind::Queue, "", &q.name)
                 && let Some(o) = writes::status::queue_write(raw, &q.allocated)
             {
+                let key = (ObjectKind::Queue, String::new(), q.name.clone());
+                self.pending.insert(key, self.cycle);
                 batch.queues.push(o);
             }
             let milli = |k: &str| {
@@ -464,5 +555,31 @@ impl Scheduler {
             .unschedule_job_count
             .set(f64::from(unschedulable_jobs));
         batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(uid: &str, rv: &str) -> serde_json::Value {
+        json!({"metadata": {"uid": uid, "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn only_a_higher_resource_version_is_newer() {
+        assert!(!is_newer(&obj("u", "100"), &obj("u", "200")));
+        assert!(
+            !is_newer(&obj("u", "200"), &obj("u", "200")),
+            "the echo of what we hold"
+        );
+        assert!(is_newer(&obj("u", "300"), &obj("u", "200")));
+    }
+
+    #[test]
+    fn a_recreated_object_or_an_opaque_version_is_newer() {
+        assert!(is_newer(&obj("new", "100"), &obj("old", "200")));
+        assert!(is_newer(&obj("u", "abc"), &obj("u", "200")));
     }
 }

@@ -39,7 +39,7 @@ pub enum Recording {
     Dropped,
 }
 
-/// Correlation and spam-filter state (pure; `record` does the I/O).
+/// Correlation and spam-filter state (pure; `send` does the I/O).
 #[derive(Debug)]
 pub struct EventRecorder {
     component: String,
@@ -105,54 +105,63 @@ impl EventRecorder {
         self.seen.retain(|k, _| &k.0 != obj);
     }
 
-    /// Records one event.
-    pub async fn record(
-        &mut self,
-        w: &Writer,
-        obj: &ObjectRef,
-        type_: &str,
-        reason: &str,
-        message: &str,
-    ) {
-        let decision = self.decide(obj, type_, reason, message, Instant::now());
-        let api: Api<Event> = Api::namespaced(w.client.clone(), &obj.namespace);
-        let now = k8s_openapi::jiff::Timestamp::now().to_string();
-        let result = match decision {
-            Recording::Dropped => return,
-            Recording::Create { name } => {
-                let event = json!({
-                    "metadata": {"name": name, "namespace": obj.namespace},
-                    "involvedObject": {"kind": obj.kind, "apiVersion": obj.api_version,
-                        "namespace": obj.namespace, "name": obj.name, "uid": obj.uid},
-                    "reason": reason, "message": message, "type": type_,
-                    "source": {"component": self.component},
-                    "reportingComponent": self.component,
-                    "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-                });
-                match serde_json::from_value::<Event>(event) {
-                    Ok(e) => {
-                        w.before("create events").await;
-                        api.create(&PostParams::default(), &e).await.map(|_| ())
-                    }
-                    Err(e) => Err(kube::Error::SerdeError(e)),
+    /// The component events are reported by (`source.component`).
+    pub fn component(&self) -> &str {
+        &self.component
+    }
+}
+
+/// Writes one event as `decision` says (decided by `EventRecorder::decide`).
+pub async fn send(
+    w: &Writer,
+    component: &str,
+    obj: &ObjectRef,
+    (type_, reason, message): (&str, &str, &str),
+    decision: Recording,
+) {
+    let api: Api<Event> = Api::namespaced(w.client.clone(), &obj.namespace);
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let result = match decision {
+        Recording::Dropped => return,
+        Recording::Create { name } => {
+            let event = json!({
+                "metadata": {"name": name, "namespace": obj.namespace},
+                "involvedObject": {"kind": obj.kind, "apiVersion": obj.api_version,
+                    "namespace": obj.namespace, "name": obj.name, "uid": obj.uid},
+                "reason": reason, "message": message, "type": type_,
+                "source": {"component": component},
+                "reportingComponent": component,
+                "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            });
+            match serde_json::from_value::<Event>(event) {
+                Ok(e) => {
+                    w.before("create events").await;
+                    api.create(&PostParams::default(), &e).await.map(|_| ())
                 }
+                Err(e) => Err(kube::Error::SerdeError(e)),
             }
-            Recording::Patch { name, count } => {
-                w.before("patch events").await;
-                let patch = json!({"count": count, "lastTimestamp": now});
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map(|_| ())
-            }
-        };
-        if let Err(e) = result {
+        }
+        Recording::Patch { name, count } => {
             tracing::debug!(
-                "event {reason} on {} {}/{}: {e}",
+                "event {reason} on {} {}/{} repeated: count {count}",
                 obj.kind,
                 obj.namespace,
                 obj.name
             );
+            w.before("patch events").await;
+            let patch = json!({"count": count, "lastTimestamp": now});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map(|_| ())
         }
+    };
+    if let Err(e) = result {
+        tracing::debug!(
+            "event {reason} on {} {}/{}: {e}",
+            obj.kind,
+            obj.namespace,
+            obj.name
+        );
     }
 }
 

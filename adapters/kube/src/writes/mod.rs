@@ -14,9 +14,9 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 
 pub use bind::bind;
-pub use events::{EventRecorder, ObjectRef};
+pub use events::{EventRecorder, ObjectRef, Recording};
 pub use evict::evict;
-pub use status::{EventWrite, StatusBatch, StatusWriter};
+pub use status::{EventWrite, StatusBatch, StatusWriter, Written};
 
 use crate::rate_limit::RateLimiter;
 

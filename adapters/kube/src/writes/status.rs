@@ -12,7 +12,7 @@ use tephra_engine::framework::PodConditionUpdate;
 use tokio::sync::mpsc;
 
 use super::quantity::go_list;
-use super::{EventRecorder, ObjectRef, Writer, is_status};
+use super::{EventRecorder, ObjectRef, Recording, Writer, is_status};
 use crate::watch::api_resource;
 
 /// Writes in flight at once inside one batch.
@@ -30,6 +30,8 @@ pub struct EventWrite {
 /// The status writes of one cycle: whole objects to send back, and events.
 #[derive(Debug, Default)]
 pub struct StatusBatch {
+    /// The cycle that decided these writes; answers carry it back.
+    pub seq: u64,
     pub pod_groups: Vec<Value>,
     pub queues: Vec<Value>,
     pub pods: Vec<Value>,
@@ -158,6 +160,18 @@ fn name_of(v: &Value) -> (String, String) {
     (s("namespace"), s("name"))
 }
 
+/// The outcome of one object write: the object as the API server answered (its new
+/// resourceVersion included), or `None` when the write failed.
+#[derive(Debug)]
+pub struct Written {
+    pub kind: ObjectKind,
+    pub namespace: String,
+    pub name: String,
+    /// The cycle whose decision was written.
+    pub seq: u64,
+    pub object: Option<Value>,
+}
+
 /// The background status writer.
 #[derive(Debug)]
 pub struct StatusWriter {
@@ -166,10 +180,13 @@ pub struct StatusWriter {
 
 impl StatusWriter {
     /// Starts the writer task.
-    pub fn spawn(w: Writer, component: &str) -> StatusWriter {
+    /// Starts the writer task; every object it writes comes back, as the API answered the
+    /// write, on the returned receiver.
+    pub fn spawn(w: Writer, component: &str) -> (StatusWriter, mpsc::UnboundedReceiver<Written>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(w, EventRecorder::new(component), rx));
-        StatusWriter { tx }
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(w, EventRecorder::new(component), rx, done_tx));
+        (StatusWriter { tx }, done_rx)
     }
 
     /// Queues a batch; returns at once.
@@ -180,62 +197,99 @@ impl StatusWriter {
     }
 }
 
-/// Merges queued batches: the latest version of each object wins, every event is kept.
-fn coalesce(batches: Vec<StatusBatch>) -> StatusBatch {
-    let mut out = StatusBatch::default();
-    for b in batches {
-        for (list, new) in [
-            (&mut out.pod_groups, b.pod_groups),
-            (&mut out.queues, b.queues),
-            (&mut out.pods, b.pods),
-        ] {
-            for o in new {
-                let key = name_of(&o);
-                list.retain(|x| name_of(x) != key);
-                list.push(o);
-            }
-        }
-        out.events.extend(b.events);
-        out.gone.extend(b.gone);
-    }
-    out
+/// One object to write, and the cycle that decided it.
+#[derive(Debug)]
+struct ObjectWrite {
+    kind: ObjectKind,
+    object: Value,
+    seq: u64,
 }
 
-async fn run(w: Writer, mut recorder: EventRecorder, mut rx: mpsc::UnboundedReceiver<StatusBatch>) {
+/// Merges queued batches: the latest version of each object wins, every event is kept.
+fn coalesce(batches: Vec<StatusBatch>) -> (Vec<ObjectWrite>, Vec<EventWrite>, Vec<ObjectRef>) {
+    let (mut objects, mut events, mut gone) = (Vec::<ObjectWrite>::new(), Vec::new(), Vec::new());
+    for b in batches {
+        let lists = [
+            (ObjectKind::PodGroup, b.pod_groups),
+            (ObjectKind::Queue, b.queues),
+            (ObjectKind::Pod, b.pods),
+        ];
+        for (kind, list) in lists {
+            for object in list {
+                let key = name_of(&object);
+                objects.retain(|x| x.kind != kind || name_of(&x.object) != key);
+                objects.push(ObjectWrite {
+                    kind,
+                    object,
+                    seq: b.seq,
+                });
+            }
+        }
+        events.extend(b.events);
+        gone.extend(b.gone);
+    }
+    (objects, events, gone)
+}
+
+/// What a write is counted as.
+fn what(kind: ObjectKind) -> &'static str {
+    match kind {
+        ObjectKind::PodGroup => "update podgroups",
+        ObjectKind::Queue => "update queues/status",
+        _ => "update pods/status",
+    }
+}
+
+async fn run(
+    w: Writer,
+    mut recorder: EventRecorder,
+    mut rx: mpsc::UnboundedReceiver<StatusBatch>,
+    done: mpsc::UnboundedSender<Written>,
+) {
     while let Some(first) = rx.recv().await {
         let mut batches = vec![first];
         while let Ok(more) = rx.try_recv() {
             batches.push(more);
         }
-        let batch = coalesce(batches);
-        let writes = batch
-            .pod_groups
-            .iter()
-            .map(|o| (ObjectKind::PodGroup, o, "update podgroups"))
-            .chain(
-                batch
-                    .queues
-                    .iter()
-                    .map(|o| (ObjectKind::Queue, o, "update queues/status")),
-            )
-            .chain(
-                batch
-                    .pods
-                    .iter()
-                    .map(|o| (ObjectKind::Pod, o, "update pods/status")),
-            );
-        futures::stream::iter(writes)
-            .for_each_concurrent(CONCURRENCY, |(kind, o, what)| {
-                let w = w.clone();
-                async move { write_object(&w, kind, o, what).await }
+        let (objects, events, gone) = coalesce(batches);
+        futures::stream::iter(objects)
+            .for_each_concurrent(CONCURRENCY, |o| {
+                let (w, done) = (w.clone(), done.clone());
+                async move {
+                    let (namespace, name) = name_of(&o.object);
+                    let object = write_object(&w, o.kind, &o.object, what(o.kind)).await;
+                    let _ = done.send(Written {
+                        kind: o.kind,
+                        namespace,
+                        name,
+                        seq: o.seq,
+                        object,
+                    });
+                }
             })
             .await;
-        for e in &batch.events {
-            recorder
-                .record(&w, &e.object, e.type_, &e.reason, &e.message)
-                .await;
-        }
-        for g in &batch.gone {
+        let now = std::time::Instant::now();
+        let planned: Vec<(&EventWrite, Recording)> = events
+            .iter()
+            .map(|e| {
+                (
+                    e,
+                    recorder.decide(&e.object, e.type_, &e.reason, &e.message, now),
+                )
+            })
+            .filter(|(_, d)| *d != Recording::Dropped)
+            .collect();
+        let component = recorder.component().to_string();
+        futures::stream::iter(planned)
+            .for_each_concurrent(CONCURRENCY, |(e, decision)| {
+                let (w, component) = (w.clone(), component.clone());
+                async move {
+                    let what = (e.type_, e.reason.as_str(), e.message.as_str());
+                    super::events::send(&w, &component, &e.object, what, decision).await
+                }
+            })
+            .await;
+        for g in &gone {
             recorder.forget(g);
         }
     }
@@ -250,11 +304,17 @@ fn typed(kind: ObjectKind, object: &Value) -> Value {
     o
 }
 
-async fn write_object(w: &Writer, kind: ObjectKind, object: &Value, what: &'static str) {
+/// Writes one object; returns the API's answer on success.
+async fn write_object(
+    w: &Writer,
+    kind: ObjectKind,
+    object: &Value,
+    what: &'static str,
+) -> Option<Value> {
     let (namespace, name) = name_of(object);
     let Ok(dynamic) = serde_json::from_value::<DynamicObject>(typed(kind, object)) else {
         tracing::warn!("{kind} {namespace}/{name}: cannot encode the status write");
-        return;
+        return None;
     };
     w.before(what).await;
     let api = w.api(&api_resource(kind), &namespace);
@@ -264,12 +324,13 @@ async fn write_object(w: &Writer, kind: ObjectKind, object: &Value, what: &'stat
         _ => api.replace_status(&name, &pp, &dynamic).await,
     };
     match result {
-        Ok(_) => {}
+        Ok(written) => return serde_json::to_value(written).ok(),
         Err(e) if is_status(&e, 409) || is_status(&e, 404) => {
             tracing::debug!("{what} {namespace}/{name}: {e}; the next cycle decides again");
         }
         Err(e) => tracing::warn!("{what} {namespace}/{name}: {e}"),
     }
+    None
 }
 
 #[cfg(test)]
@@ -377,18 +438,24 @@ mod tests {
             message: String::new(),
         };
         let a = StatusBatch {
+            seq: 1,
             pod_groups: vec![pg("Inqueue")],
             events: vec![ev.clone()],
             ..Default::default()
         };
         let b = StatusBatch {
+            seq: 2,
             pod_groups: vec![pg("Running")],
             events: vec![ev],
             ..Default::default()
         };
-        let out = coalesce(vec![a, b]);
-        assert_eq!(out.pod_groups.len(), 1);
-        assert_eq!(out.pod_groups[0]["status"]["phase"], "Running");
-        assert_eq!(out.events.len(), 2);
+        let (objects, events, _) = coalesce(vec![a, b]);
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0].object["status"]["phase"], "Running");
+        assert_eq!(
+            objects[0].seq, 2,
+            "the answer names the cycle whose version was written"
+        );
+        assert_eq!(events.len(), 2);
     }
 }
