@@ -242,6 +242,10 @@ pub enum FlagError {
     Qps(f32),
     #[error("--disable-default-scheduler-config needs --scheduler-conf")]
     NoConfFile,
+    #[error(
+        "--tls-cert-file/--tls-private-key-file: a TLS healthz server is not supported by tephra; /healthz is served over plain HTTP"
+    )]
+    HealthzTls,
 }
 
 impl Flags {
@@ -270,6 +274,15 @@ impl Flags {
         }
         if self.disable_default_scheduler_config && self.scheduler_conf.is_empty() {
             return Err(FlagError::NoConfFile);
+        }
+        // Volcano serves /healthz over TLS only when all three files are given.
+        let tls = [
+            &self.ca_cert_file,
+            &self.tls_cert_file,
+            &self.tls_private_key_file,
+        ];
+        if tls.iter().all(|f| !f.is_empty()) {
+            return Err(FlagError::HealthzTls);
         }
         Ok(())
     }
@@ -450,6 +463,18 @@ mod tests {
             .validate()
             .unwrap_err();
         assert!(e.to_string().contains("--scheduler-sharding-mode"));
+    }
+
+    #[test]
+    fn a_tls_healthz_server_is_refused_rather_than_served_in_plain_text() {
+        let f = parse(&[
+            "--ca-cert-file=a",
+            "--tls-cert-file=b",
+            "--tls-private-key-file=c",
+        ])
+        .unwrap();
+        assert_eq!(f.validate(), Err(FlagError::HealthzTls));
+        parse(&["--tls-cert-file=b"]).unwrap().validate().unwrap();
     }
 
     #[test]

@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
-use crate::writes::Writer;
+use crate::writes::{ObjectRef, Recording, Writer, events};
 
 /// The election's settings (Volcano's `--leader-elect-*` flags).
 #[derive(Debug, Clone)]
@@ -221,6 +221,33 @@ impl Elector {
             self.cfg.namespace,
             self.cfg.name
         );
+        self.record_leadership().await;
+    }
+
+    /// client-go's resource lock records `<identity> became leader` on the Lease.
+    async fn record_leadership(&self) {
+        let lease = ObjectRef {
+            kind: "Lease",
+            api_version: "coordination.k8s.io/v1",
+            namespace: self.cfg.namespace.clone(),
+            name: self.cfg.name.clone(),
+            uid: String::new(),
+        };
+        let message = format!("{} became leader", self.cfg.identity);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let name = format!("{}.{nanos:x}", self.cfg.name);
+        let what = ("Normal", "LeaderElection", message.as_str());
+        events::send(
+            &self.writer,
+            "volcano",
+            &lease,
+            what,
+            Recording::Create { name },
+        )
+        .await;
     }
 
     /// Renews every retry period; returns when the lease could not be renewed within the

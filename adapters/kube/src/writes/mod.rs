@@ -3,7 +3,7 @@
 //! queues/status update, queues get/create, core/v1 events create/patch, leases get/create/update.
 
 mod bind;
-mod events;
+pub mod events;
 mod evict;
 pub mod quantity;
 pub mod status;

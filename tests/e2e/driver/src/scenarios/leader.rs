@@ -1,5 +1,6 @@
 //! Leader election: two replicas, only the leader binds; the leader is killed, the other takes
-//! the Lease over and binds what comes next; no pod is bound twice.
+//! the Lease over and binds what comes next; no pod is bound twice; each leader records a
+//! `LeaderElection` event on the Lease, as client-go does.
 
 use std::time::Duration;
 
@@ -95,6 +96,17 @@ async fn body(ctx: &Ctx) -> Result<()> {
         lease["spec"]["leaseTransitions"].as_i64() >= Some(1),
         "lease transitions: {}",
         lease["spec"]
+    );
+    let elections = ctx
+        .cluster
+        .events("volcano-system")
+        .await?
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("LeaderElection"))
+        .count();
+    ensure!(
+        elections >= 2,
+        "{elections} LeaderElection events on the Lease, want one per leader"
     );
     follower.check_alive()?;
     follower.stop().await
