@@ -133,6 +133,16 @@ impl ClusterState {
         self.queues.get(&key("", name)).map(|q| q.as_ref())
     }
 
+    /// Every PodGroup, in the order first seen.
+    pub fn pod_groups(&self) -> impl Iterator<Item = &PodGroup> {
+        self.pod_groups.iter().map(|p| p.as_ref())
+    }
+
+    /// Every queue, in the order first seen.
+    pub fn queues(&self) -> impl Iterator<Item = &Queue> {
+        self.queues.iter().map(|q| q.as_ref())
+    }
+
     /// Every node, in the order first seen.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
         self.nodes.iter().map(|n| n.as_ref())

@@ -1,0 +1,19 @@
+//! tephra against a real cluster: the `vc-scheduler` binary's parts. Watches feed the cache
+//! (one writer: the run loop), the engine decides, and this crate writes the decisions back
+//! with the verbs of Volcano's stock ClusterRole. No scheduling decision is made here.
+
+pub mod app;
+pub mod client;
+pub mod conf;
+pub mod dump;
+pub mod flags;
+pub mod http;
+pub mod leader;
+pub mod metrics;
+pub mod objects;
+pub mod rate_limit;
+pub mod raw;
+pub mod reload;
+pub mod scheduler;
+pub mod watch;
+pub mod writes;

@@ -1,0 +1,590 @@
+//! The run loop (spec §1.3–1.4): apply what the watches sent, reload the configuration if its
+//! directory changed, run one cycle on a snapshot, bind, hand the status writes to the
+//! background writer, sleep `--schedule-period`, again. Cycles never overlap.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tephra_cache::{ClusterEvent, ClusterState, ObjectKind, meta_of};
+use tephra_engine::actions;
+use tephra_engine::api::{ClusterObject, Time};
+use tephra_engine::config::SchedulerConfig;
+use tephra_engine::framework::{
+    Bind, Decisions, EventObject, NodeSampling, PluginRegistry, PodConditionUpdate, Session,
+    SessionOptions, Timers,
+};
+use tokio::sync::mpsc;
+
+use crate::conf::ConfSource;
+use crate::metrics::Metrics;
+use crate::raw::RawStore;
+use crate::reload::ReloadWatch;
+use crate::watch::Feed;
+use crate::writes::{self, EventWrite, StatusBatch, StatusWriter, Writer, Written};
+
+/// Binds in flight at once. Volcano starts a goroutine per bind, bounded only by the client's
+/// QPS; 64 in flight reach the API server's own binding ceiling on a 2-core machine.
+const BIND_CONCURRENCY: usize = 64;
+
+/// What the loop needs from the flags.
+#[derive(Debug, Clone)]
+pub struct LoopSettings {
+    pub scheduler_name: String,
+    pub default_queue: String,
+    pub schedule_period: Duration,
+    pub resource_sync_timeout: Duration,
+    pub node_sampling: NodeSampling,
+    pub dump_dir: Option<PathBuf>,
+    pub watched: Vec<ObjectKind>,
+}
+
+/// The scheduler loop's state; it is the only writer of the cache.
+pub struct Scheduler {
+    pub settings: LoopSettings,
+    pub state: ClusterState,
+    raw: RawStore,
+    conf: Arc<SchedulerConfig>,
+    conf_source: ConfSource,
+    reload: Option<ReloadWatch>,
+    registry: PluginRegistry,
+    feed: mpsc::Receiver<Feed>,
+    writer: Writer,
+    status: StatusWriter,
+    /// Objects as the API answered our status writes.
+    written: mpsc::UnboundedReceiver<Written>,
+    /// PodGroups and queues with a status write on its way: the cycle that queued the last one.
+    pending: HashMap<(ObjectKind, String, String), u64>,
+    metrics: Metrics,
+    dump_requested: Arc<AtomicBool>,
+    condition_memo: HashMap<(String, String), (String, String, Option<String>)>,
+    cycle: u64,
+    session_prefix: String,
+    /// Clocks that outlive a session (the rescheduling plugin's interval), from the start.
+    timers: Arc<Timers>,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+/// Whether `incoming` is a newer state of the object than `held`: another UID (recreated), or
+/// a higher resourceVersion. resourceVersions are etcd revisions; Kubernetes calls them opaque,
+/// but the API server's own watch cache orders them the same way. Unparsable ones count as newer.
+fn is_newer(incoming: &serde_json::Value, held: &serde_json::Value) -> bool {
+    let field = |v: &serde_json::Value, k: &str| {
+        v.pointer(&format!("/metadata/{k}"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let rv =
+        |v: &serde_json::Value| field(v, "resourceVersion").and_then(|r| r.parse::<u64>().ok());
+    field(incoming, "uid") != field(held, "uid")
+        || match (rv(incoming), rv(held)) {
+            (Some(a), Some(b)) => a > b,
+            _ => true,
+        }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The parts a `Scheduler` is built from.
+pub struct Parts {
+    pub settings: LoopSettings,
+    pub conf: SchedulerConfig,
+    pub conf_source: ConfSource,
+    pub reload: Option<ReloadWatch>,
+    pub registry: PluginRegistry,
+    pub feed: mpsc::Receiver<Feed>,
+    pub writer: Writer,
+    pub metrics: Metrics,
+    pub dump_requested: Arc<AtomicBool>,
+}
+
+impl Scheduler {
+    pub fn new(p: Parts) -> Scheduler {
+        let (status, written) = StatusWriter::spawn(p.writer.clone(), &p.settings.scheduler_name);
+        let session_prefix = crate::leader::identity();
+        Scheduler {
+            settings: p.settings,
+            state: ClusterState::new(),
+            raw: RawStore::default(),
+            conf: Arc::new(p.conf),
+            conf_source: p.conf_source,
+            reload: p.reload,
+            registry: p.registry,
+            feed: p.feed,
+            writer: p.writer,
+            status,
+            written,
+            pending: HashMap::new(),
+            metrics: p.metrics,
+            dump_requested: p.dump_requested,
+            condition_memo: HashMap::new(),
+            cycle: 0,
+            session_prefix,
+            timers: Arc::new(Timers::new(Time(unix_now()))),
+        }
+    }
+
+    /// Applies one feed item; returns the kind when it reports a completed first list.
+    fn apply(&mut self, item: Feed) -> Option<ObjectKind> {
+        match item {
+            Feed::Synced(kind) => return Some(kind),
+            Feed::Event(ClusterEvent::Upsert(mut object), raw) => {
+                let (ns, name) = {
+                    let m = meta_of(&object);
+                    (m.namespace.clone(), m.name.clone())
+                };
+                if let ClusterObject::Pod(pod) = &mut object
+                    && pod.spec.node_name.is_empty()
+                    && let Some(cached) = self.state.pod(&ns, &name)
+                    && !cached.spec.node_name.is_empty()
+                    && cached.metadata.uid == pod.metadata.uid
+                {
+                    // Our own bind is newer than this event (Volcano keeps its assumption too).
+                    pod.spec.node_name = cached.spec.node_name.clone();
+                }
+                let kind = ObjectKind::of(&object);
+                if let Some(raw) = &raw
+                    && self
+                        .raw
+                        .get(kind, &ns, &name)
+                        .is_some_and(|held| !is_newer(raw, held))
+                {
+                    // A state we already hold (our own write's answer came before its echo).
+                    return None;
+                }
+                if let Some(raw) = raw {
+                    self.raw.upsert(kind, &ns, &name, raw);
+                }
+                if !self.pending.contains_key(&(kind, ns, name)) {
+                    self.state.apply_event(ClusterEvent::Upsert(object));
+                }
+            }
+            Feed::Event(
+                ClusterEvent::Delete {
+                    kind,
+                    namespace,
+                    name,
+                },
+                _,
+            ) => {
+                if matches!(kind, ObjectKind::Pod | ObjectKind::PodGroup) {
+                    let gone = self.raw.object_ref(kind, &namespace, &name);
+                    self.status.send(StatusBatch {
+                        gone: vec![gone],
+                        ..Default::default()
+                    });
+                }
+                self.raw.remove(kind, &namespace, &name);
+                self.pending
+                    .remove(&(kind, namespace.clone(), name.clone()));
+                self.condition_memo
+                    .remove(&(namespace.clone(), name.clone()));
+                self.state.apply_event(ClusterEvent::Delete {
+                    kind,
+                    namespace,
+                    name,
+                });
+            }
+        }
+        None
+    }
+
+    /// Applies the API's answers to our status writes, then everything the watches sent.
+    fn drain_feed(&mut self) {
+        while let Ok(w) = self.written.try_recv() {
+            self.on_written(w);
+        }
+        while let Ok(item) = self.feed.try_recv() {
+            self.apply(item);
+        }
+    }
+
+    /// An answer to a status write. While a later cycle's write of the same PodGroup or queue
+    /// is still on its way, the cache keeps that cycle's assumed status; the last answer (or
+    /// failure) hands the object back to the API's view.
+    fn on_written(&mut self, w: Written) {
+        let key = (w.kind, w.namespace, w.name);
+        let latest = self.pending.get(&key).is_some_and(|&seq| w.seq >= seq);
+        if latest {
+            self.pending.remove(&key);
+        }
+        let raw = match w.object {
+            Some(object) => Some(object),
+            None if latest => self.raw.get(key.0, &key.1, &key.2).cloned(),
+            None => None,
+        };
+        let Some(raw) = raw else { return };
+        match crate::objects::convert(key.0, raw) {
+            Ok(c) => {
+                self.apply(Feed::Event(
+                    ClusterEvent::Upsert(c.object.clone()),
+                    Some(c.raw),
+                ));
+                if latest && w.kind != ObjectKind::Pod {
+                    self.state.apply_event(ClusterEvent::Upsert(c.object));
+                }
+            }
+            Err(e) => tracing::warn!("cannot read back a written object: {e}"),
+        }
+    }
+
+    /// Waits until every watched kind has been listed once, or the sync timeout (0: no limit).
+    pub async fn wait_for_sync(&mut self) {
+        let mut missing: Vec<ObjectKind> = self.settings.watched.clone();
+        let deadline = (!self.settings.resource_sync_timeout.is_zero())
+            .then(|| Instant::now() + self.settings.resource_sync_timeout);
+        while !missing.is_empty() {
+            let next = match deadline {
+                Some(d) => match tokio::time::timeout_at(d.into(), self.feed.recv()).await {
+                    Ok(item) => item,
+                    Err(_) => {
+                        tracing::warn!("resource sync timeout: still listing {missing:?}");
+                        return;
+                    }
+                },
+                None => self.feed.recv().await,
+            };
+            let Some(item) = next else { return };
+            if let Some(kind) = self.apply(item) {
+                missing.retain(|k| *k != kind);
+            }
+        }
+        tracing::info!("caches synced");
+    }
+
+    fn maybe_reload(&mut self) -> Result<(), String> {
+        if !self.reload.as_ref().is_some_and(ReloadWatch::take) {
+            return Ok(());
+        }
+        match self.conf_source.reload(&self.registry) {
+            Ok(Some(conf)) => {
+                tracing::info!(
+                    "scheduler configuration reloaded: actions {:?}",
+                    conf.actions
+                );
+                self.conf = Arc::new(conf);
+            }
+            Ok(None) => {}
+            Err(e) if self.conf_source.refusal_is_fatal() => return Err(e.to_string()),
+            Err(e) => tracing::error!("{e}; keeping the last valid scheduler configuration"),
+        }
+        Ok(())
+    }
+
+    fn maybe_dump(&self) {
+        if !self.dump_requested.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(dir) = &self.settings.dump_dir {
+            match crate::dump::dump(&self.state, dir, unix_now()) {
+                Ok(p) => tracing::info!("cache dumped to {}", p.display()),
+                Err(e) => tracing::error!("cache dump: {e}"),
+            }
+        }
+    }
+
+    /// Runs cycles until a fatal error (a refused configuration without fallback).
+    pub async fn run(mut self) -> Result<(), String> {
+        self.wait_for_sync().await;
+        loop {
+            self.drain_feed();
+            self.maybe_reload()?;
+            self.maybe_dump();
+            self.run_once().await;
+            tokio::time::sleep(self.settings.schedule_period).await;
+        }
+    }
+
+    /// One cycle: session, actions, close, assume, bind, status writes.
+    pub async fn run_once(&mut self) {
+        let start = Instant::now();
+        self.cycle += 1;
+        let now = Time(unix_now());
+        let snap = Arc::new(self.state.snapshot(&self.settings.default_queue));
+        tracing::debug!(
+            "cycle {}: {} nodes, {} queues, {} jobs, {} tasks",
+            self.cycle,
+            snap.nodes.len(),
+            snap.queues.len(),
+            snap.jobs.len(),
+            snap.tasks.len()
+        );
+        let options = SessionOptions {
+            now,
+            uid: format!("{}-{}", self.session_prefix, self.cycle),
+            node_sampling: Some(self.settings.node_sampling),
+            timers: self.timers.clone(),
+            ..Default::default()
+        };
+        let mut ssn = match Session::open(snap, self.conf.clone(), &self.registry, options) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("cannot open a session: {e}");
+                return;
+            }
+        };
+        self.metrics
+            .open_session_duration
+            .observe(ms(start.elapsed()));
+        for a in self.conf.actions.clone() {
+            let t = Instant::now();
+            actions::run(&mut ssn, &a);
+            self.metrics
+                .action_scheduling_latency
+                .with_label_values(&[&a])
+                .observe(ms(t.elapsed()));
+        }
+        let decisions = ssn.close();
+        let session_time = start.elapsed();
+        self.state.assume(&decisions, now);
+        let mut batch = self.status_batch(&decisions);
+        let bind_start = Instant::now();
+        self.bind_all(&decisions.binds, &mut batch).await;
+        let bind_time = bind_start.elapsed();
+        for e in &decisions.evictions {
+            if let Some(raw) = self
+                .raw
+                .get(ObjectKind::Pod, &e.namespace, &e.name)
+                .cloned()
+            {
+                let (w, reason, scheduler) = (
+                    self.writer.clone(),
+                    e.reason.clone(),
+                    self.settings.scheduler_name.clone(),
+                );
+                tokio::spawn(async move { writes::evict(&w, &raw, &reason, &scheduler).await });
+            }
+        }
+        self.status.send(batch);
+        self.metrics
+            .e2e_scheduling_latency
+            .observe(ms(start.elapsed()));
+        if !decisions.binds.is_empty() {
+            tracing::info!(
+                "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
+                self.cycle,
+                decisions.binds.len(),
+                start.elapsed(),
+                session_time,
+                bind_time
+            );
+        }
+    }
+
+    /// Binds with bounded concurrency; a failed bind puts the pod back as the API holds it,
+    /// so the next cycle schedules it again.
+    async fn bind_all(&mut self, binds: &[Bind], batch: &mut StatusBatch) {
+        let w = self.writer.clone();
+        let results: Vec<(Bind, Result<(), kube::Error>, Duration)> =
+            futures::stream::iter(binds.iter().cloned())
+                .map(|b| {
+                    let w = w.clone();
+                    async move {
+                        let t = Instant::now();
+                        let r = writes::bind(&w, &b).await;
+                        (b, r, t.elapsed())
+                    }
+                })
+                .buffer_unordered(BIND_CONCURRENCY)
+                .collect()
+                .await;
+        let now = unix_now();
+        for (b, result, took) in results {
+            match result {
+                Ok(()) => {
+                    self.metrics
+                        .scheduling_stage_duration
+                        .with_label_values(&["Bind"])
+                        .observe(ms(took));
+                    if let Some(created) = self
+                        .state
+                        .pod(&b.namespace, &b.name)
+                        .and_then(|p| p.metadata.creation_timestamp)
+                    {
+                        self.metrics
+                            .task_scheduling_latency
+                            .with_label_values(&["Bound"])
+                            .observe(((now - created.0).max(0) * 1000) as f64);
+                    }
+                    batch.events.push(EventWrite {
+                        object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
+                        type_: "Normal",
+                        reason: "Scheduled".into(),
+                        message: format!(
+                            "Successfully assigned {}/{} to {}",
+                            b.namespace, b.name, b.node
+                        ),
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "failed to bind {}/{} to {}: {e}",
+                        b.namespace,
+                        b.name,
+                        b.node
+                    );
+                    self.roll_back(&b, &e, batch);
+                }
+            }
+        }
+    }
+
+    fn roll_back(&mut self, b: &Bind, e: &kube::Error, batch: &mut StatusBatch) {
+        let Some(raw) = self
+            .raw
+            .get(ObjectKind::Pod, &b.namespace, &b.name)
+            .cloned()
+        else {
+            return;
+        };
+        match crate::objects::convert(ObjectKind::Pod, raw.clone()) {
+            Ok(c) => self.state.apply_event(ClusterEvent::Upsert(c.object)),
+            Err(err) => tracing::warn!("cannot restore {}/{}: {err}", b.namespace, b.name),
+        }
+        if writes::is_status(e, 404) {
+            return;
+        }
+        let condition = PodConditionUpdate {
+            namespace: b.namespace.clone(),
+            name: b.name.clone(),
+            reason: "SchedulerError".into(),
+            message: format!("failed to bind to node {}: {e}", b.node),
+            nominated_node: None,
+        };
+        let now = k8s_openapi::jiff::Timestamp::now().to_string();
+        if let Some(pod) = writes::status::pod_condition_write(&raw, &condition, &now) {
+            batch.pods.push(pod);
+        }
+    }
+
+    /// The status writes of a cycle, each against the object as the API last sent it.
+    fn status_batch(&mut self, d: &Decisions) -> StatusBatch {
+        let mut batch = StatusBatch {
+            seq: self.cycle,
+            ..Default::default()
+        };
+        for pg in d.pod_groups.iter().filter(|pg| pg.changed) {
+            if let Some(raw) = self.raw.get(ObjectKind::PodGroup, &pg.namespace, &pg.name)
+                && let Some(o) = writes::status::pod_group_write(raw, &pg.status)
+            {
+                tracing::debug!(
+                    "podgroup {}/{}: status {} -> {}",
+                    pg.namespace,
+                    pg.name,
+                    raw.get("status").map(|s| s.to_string()).unwrap_or_default(),
+                    o["status"]
+                );
+                let key = (ObjectKind::PodGroup, pg.namespace.clone(), pg.name.clone());
+                self.pending.insert(key, self.cycle);
+                batch.pod_groups.push(o);
+            }
+        }
+        for q in &d.queues {
+            if let Some(raw) = self.raw.get(ObjectKind::Queue, "", &q.name)
+                && let Some(o) = writes::status::queue_write(raw, &q.allocated)
+            {
+                let key = (ObjectKind::Queue, String::new(), q.name.clone());
+                self.pending.insert(key, self.cycle);
+                batch.queues.push(o);
+            }
+            let milli = |k: &str| {
+                q.allocated
+                    .get(k)
+                    .map(|v| v.milli_value() as f64)
+                    .unwrap_or(0.0)
+            };
+            self.metrics
+                .queue_allocated_milli_cpu
+                .with_label_values(&[&q.name])
+                .set(milli("cpu"));
+            self.metrics
+                .queue_allocated_memory_bytes
+                .with_label_values(&[&q.name])
+                .set(milli("memory") / 1000.0);
+        }
+        let now = k8s_openapi::jiff::Timestamp::now().to_string();
+        let mut memo = HashMap::new();
+        for c in &d.pod_conditions {
+            let key = (c.namespace.clone(), c.name.clone());
+            let value = (
+                c.reason.clone(),
+                c.message.clone(),
+                c.nominated_node.clone(),
+            );
+            let unchanged = self.condition_memo.get(&key) == Some(&value);
+            if !unchanged
+                && let Some(raw) = self.raw.get(ObjectKind::Pod, &c.namespace, &c.name)
+                && let Some(pod) = writes::status::pod_condition_write(raw, c, &now)
+            {
+                batch.pods.push(pod);
+                batch.events.push(EventWrite {
+                    object: self.raw.object_ref(ObjectKind::Pod, &c.namespace, &c.name),
+                    type_: "Warning",
+                    reason: "FailedScheduling".into(),
+                    message: c.message.clone(),
+                });
+            }
+            memo.insert(key, value);
+        }
+        self.condition_memo = memo;
+        let mut unschedulable_jobs = 0;
+        for e in &d.events {
+            let (kind, ns, name) = match &e.object {
+                EventObject::Pod { namespace, name } => (ObjectKind::Pod, namespace, name),
+                EventObject::PodGroup { namespace, name } => {
+                    (ObjectKind::PodGroup, namespace, name)
+                }
+            };
+            if kind == ObjectKind::PodGroup && e.reason == "Unschedulable" {
+                unschedulable_jobs += 1;
+            }
+            batch.events.push(EventWrite {
+                object: self.raw.object_ref(kind, ns, name),
+                type_: e.type_,
+                reason: e.reason.clone(),
+                message: e.message.clone(),
+            });
+        }
+        self.metrics
+            .unschedule_job_count
+            .set(f64::from(unschedulable_jobs));
+        batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(uid: &str, rv: &str) -> serde_json::Value {
+        json!({"metadata": {"uid": uid, "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn only_a_higher_resource_version_is_newer() {
+        assert!(!is_newer(&obj("u", "100"), &obj("u", "200")));
+        assert!(
+            !is_newer(&obj("u", "200"), &obj("u", "200")),
+            "the echo of what we hold"
+        );
+        assert!(is_newer(&obj("u", "300"), &obj("u", "200")));
+    }
+
+    #[test]
+    fn a_recreated_object_or_an_opaque_version_is_newer() {
+        assert!(is_newer(&obj("new", "100"), &obj("old", "200")));
+        assert!(is_newer(&obj("u", "abc"), &obj("u", "200")));
+    }
+}

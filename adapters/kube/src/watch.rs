@@ -1,0 +1,275 @@
+//! Watches: one kube-rs watcher per watched kind, each turning the API's events into cache
+//! events on one channel, so the scheduler loop is the single writer of the cache. A re-list
+//! (after a lost watch or an API server restart) deletes what it no longer lists.
+
+use std::collections::HashSet;
+
+use futures::StreamExt;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
+use tephra_engine::api::ClusterObject;
+use tokio::sync::mpsc;
+
+use crate::objects::{Raw, Responsibility, convert};
+
+/// What the watches tell the scheduler loop.
+#[derive(Debug)]
+pub enum Feed {
+    /// A cache event, with the object as the API holds it for upserts.
+    Event(ClusterEvent, Option<Raw>),
+    /// The kind has been listed completely at least once.
+    Synced(ObjectKind),
+}
+
+/// The API resource of a watched kind.
+pub fn api_resource(kind: ObjectKind) -> ApiResource {
+    let (group, version, plural) = match kind {
+        ObjectKind::Pod => ("", "v1", "pods"),
+        ObjectKind::Node => ("", "v1", "nodes"),
+        ObjectKind::PodGroup => ("scheduling.volcano.sh", "v1beta1", "podgroups"),
+        ObjectKind::Queue => ("scheduling.volcano.sh", "v1beta1", "queues"),
+        ObjectKind::PriorityClass => ("scheduling.k8s.io", "v1", "priorityclasses"),
+        ObjectKind::HyperNode => ("topology.volcano.sh", "v1alpha1", "hypernodes"),
+        ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
+        ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
+    };
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
+}
+
+/// The kinds to watch: PriorityClasses only with `--priority-class`.
+pub fn watched_kinds(priority_class: bool) -> Vec<ObjectKind> {
+    let mut kinds = vec![
+        ObjectKind::Queue,
+        ObjectKind::Node,
+        ObjectKind::PodGroup,
+        ObjectKind::Pod,
+    ];
+    if priority_class {
+        kinds.insert(0, ObjectKind::PriorityClass);
+    }
+    kinds
+}
+
+/// Turns one kind's watch events into feed items, remembering what it has reported so a
+/// re-list can delete the objects that are gone.
+#[derive(Debug)]
+pub struct KindFeed {
+    kind: ObjectKind,
+    keep: Responsibility,
+    known: HashSet<(String, String)>,
+    relisted: HashSet<(String, String)>,
+    synced: bool,
+}
+
+impl KindFeed {
+    pub fn new(kind: ObjectKind, keep: Responsibility) -> Self {
+        KindFeed {
+            kind,
+            keep,
+            known: HashSet::new(),
+            relisted: HashSet::new(),
+            synced: false,
+        }
+    }
+
+    /// The feed items for one watch event.
+    pub fn on_event(&mut self, event: Event<DynamicObject>) -> Vec<Feed> {
+        match event {
+            Event::Init => {
+                self.relisted.clear();
+                Vec::new()
+            }
+            Event::InitApply(o) => {
+                let out = self.apply(o);
+                self.relisted.extend(self.key_of_last(&out));
+                out
+            }
+            Event::Apply(o) => self.apply(o),
+            Event::Delete(o) => {
+                let key = (
+                    o.metadata.namespace.clone().unwrap_or_default(),
+                    o.metadata.name.clone().unwrap_or_default(),
+                );
+                self.known.remove(&key);
+                vec![self.delete(key)]
+            }
+            Event::InitDone => {
+                let gone: Vec<_> = self.known.difference(&self.relisted).cloned().collect();
+                let mut out: Vec<Feed> = gone.into_iter().map(|k| self.delete(k)).collect();
+                self.known = std::mem::take(&mut self.relisted);
+                if !self.synced {
+                    self.synced = true;
+                    out.push(Feed::Synced(self.kind));
+                }
+                out
+            }
+        }
+    }
+
+    fn key_of_last(&self, out: &[Feed]) -> Option<(String, String)> {
+        match out.last()? {
+            Feed::Event(ClusterEvent::Upsert(o), _) => {
+                let m = meta_of(o);
+                Some((m.namespace.clone(), m.name.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    fn delete(&self, (namespace, name): (String, String)) -> Feed {
+        Feed::Event(
+            ClusterEvent::Delete {
+                kind: self.kind,
+                namespace,
+                name,
+            },
+            None,
+        )
+    }
+
+    fn apply(&mut self, o: DynamicObject) -> Vec<Feed> {
+        let what = format!(
+            "{} {}",
+            self.kind,
+            o.metadata.name.clone().unwrap_or_default()
+        );
+        let value = match serde_json::to_value(&o) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!("{what}: cannot encode: {e}");
+                return Vec::new();
+            }
+        };
+        let converted = match convert(self.kind, value) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("ignoring a malformed object: {e}");
+                return Vec::new();
+            }
+        };
+        let meta = meta_of(&converted.object);
+        let key = (meta.namespace.clone(), meta.name.clone());
+        let kept = match &converted.object {
+            ClusterObject::Pod(p) => self.keep.keeps_pod(p),
+            ClusterObject::Node(n) => self.keep.keeps_node(n) || self.known.contains(&key),
+            _ => true,
+        };
+        if !kept {
+            return if self.known.remove(&key) {
+                vec![self.delete(key)]
+            } else {
+                Vec::new()
+            };
+        }
+        self.known.insert(key);
+        vec![Feed::Event(
+            ClusterEvent::Upsert(converted.object),
+            Some(converted.raw),
+        )]
+    }
+}
+
+/// Watches `kind` until the receiver goes away, restarting with back-off after errors.
+pub async fn run_watch(
+    client: Client,
+    kind: ObjectKind,
+    keep: Responsibility,
+    tx: mpsc::Sender<Feed>,
+) {
+    let api: Api<DynamicObject> = Api::all_with(client, &api_resource(kind));
+    let mut feed = KindFeed::new(kind, keep);
+    let mut stream = watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => {
+                for f in feed.on_event(event) {
+                    if tx.send(f).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("watch of {kind}: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(kind: ObjectKind, name: &str, extra: serde_json::Value) -> DynamicObject {
+        let mut v = json!({"apiVersion": "v1", "kind": kind.name(), "metadata": {"name": name, "namespace": "ns"}});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn keep() -> Responsibility {
+        Responsibility {
+            scheduler_names: vec!["volcano".into()],
+            node_selector: vec![],
+        }
+    }
+
+    fn names(out: &[Feed]) -> Vec<String> {
+        out.iter()
+            .map(|f| match f {
+                Feed::Event(ClusterEvent::Upsert(o), _) => format!("+{}", meta_of(o).name),
+                Feed::Event(ClusterEvent::Delete { name, .. }, _) => format!("-{name}"),
+                Feed::Synced(k) => format!("synced {k}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn relist_deletes_objects_that_are_no_longer_listed() {
+        let mut f = KindFeed::new(ObjectKind::Queue, keep());
+        f.on_event(Event::Init);
+        f.on_event(Event::InitApply(object(ObjectKind::Queue, "a", json!({}))));
+        f.on_event(Event::InitApply(object(ObjectKind::Queue, "b", json!({}))));
+        assert_eq!(names(&f.on_event(Event::InitDone)), ["synced Queue"]);
+        f.on_event(Event::Init);
+        f.on_event(Event::InitApply(object(ObjectKind::Queue, "b", json!({}))));
+        assert_eq!(
+            names(&f.on_event(Event::InitDone)),
+            ["-a"],
+            "synced is reported once"
+        );
+    }
+
+    #[test]
+    fn pods_of_other_schedulers_are_left_out_until_bound() {
+        let mut f = KindFeed::new(ObjectKind::Pod, keep());
+        let other = |node: &str| {
+            object(
+                ObjectKind::Pod,
+                "p",
+                json!({"spec": {"schedulerName": "default-scheduler", "nodeName": node}}),
+            )
+        };
+        assert!(f.on_event(Event::Apply(other(""))).is_empty());
+        assert_eq!(names(&f.on_event(Event::Apply(other("n1")))), ["+p"]);
+    }
+
+    #[test]
+    fn a_malformed_object_is_skipped_not_fatal() {
+        let mut f = KindFeed::new(ObjectKind::Queue, keep());
+        let bad = object(ObjectKind::Queue, "q", json!({"spec": {"weight": "heavy"}}));
+        assert!(f.on_event(Event::Apply(bad)).is_empty());
+    }
+
+    #[test]
+    fn delete_is_forwarded() {
+        let mut f = KindFeed::new(ObjectKind::PodGroup, keep());
+        let pg = object(ObjectKind::PodGroup, "pg", json!({}));
+        f.on_event(Event::Apply(pg.clone()));
+        assert_eq!(names(&f.on_event(Event::Delete(pg))), ["-pg"]);
+    }
+}

@@ -1,0 +1,63 @@
+//! Binding a pod: `POST pods/<name>/binding`, as Volcano's default binder does; the UID in the
+//! binding makes the API refuse a pod that was deleted and recreated since the snapshot.
+
+use kube::api::PostParams;
+use serde_json::{Value, json};
+use tephra_cache::ObjectKind;
+use tephra_engine::framework::Bind;
+
+use super::Writer;
+use crate::watch::api_resource;
+
+/// The `v1.Binding` body for `b`.
+pub fn binding(b: &Bind) -> Value {
+    let mut metadata = json!({"name": b.name, "namespace": b.namespace});
+    if !b.uid.is_empty() && b.uid != format!("{}/{}", b.namespace, b.name) {
+        metadata["uid"] = json!(b.uid);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": metadata,
+        "target": {"apiVersion": "v1", "kind": "Node", "name": b.node},
+    })
+}
+
+/// Binds one pod.
+pub async fn bind(w: &Writer, b: &Bind) -> Result<(), kube::Error> {
+    w.before("create pods/binding").await;
+    w.api(&api_resource(ObjectKind::Pod), &b.namespace)
+        .create_subresource::<Value, Value>("binding", &b.name, &PostParams::default(), &binding(b))
+        .await
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_names_pod_uid_and_node() {
+        let b = Bind {
+            namespace: "ns".into(),
+            name: "p".into(),
+            uid: "u1".into(),
+            node: "n1".into(),
+        };
+        let v = binding(&b);
+        assert_eq!(v["metadata"]["uid"], "u1");
+        assert_eq!(v["target"]["kind"], "Node");
+        assert_eq!(v["target"]["name"], "n1");
+    }
+
+    #[test]
+    fn the_snapshot_stand_in_uid_is_not_sent() {
+        let b = Bind {
+            namespace: "ns".into(),
+            name: "p".into(),
+            uid: "ns/p".into(),
+            node: "n1".into(),
+        };
+        assert!(binding(&b)["metadata"].get("uid").is_none());
+    }
+}

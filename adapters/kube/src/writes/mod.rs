@@ -1,0 +1,60 @@
+//! Everything vc-scheduler writes to the API server, each call inside Volcano's stock
+//! ClusterRole: pods/binding create, pods/status update, pods delete, podgroups update,
+//! queues/status update, queues get/create, core/v1 events create/patch, leases get/create/update.
+
+mod bind;
+pub mod events;
+mod evict;
+pub mod quantity;
+pub mod status;
+
+use std::sync::Arc;
+
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject};
+
+pub use bind::bind;
+pub use events::{EventRecorder, ObjectRef, Recording};
+pub use evict::evict;
+pub use status::{EventWrite, StatusBatch, StatusWriter, Written};
+
+use crate::rate_limit::RateLimiter;
+
+/// A client whose writes wait on the rate limiter and are counted (an export of our own,
+/// beside Volcano's metrics, to compare writes per cycle with Volcano's).
+#[derive(Clone)]
+pub struct Writer {
+    pub client: Client,
+    pub limiter: Arc<RateLimiter>,
+    /// `tephra_api_writes_total{verb, resource}`.
+    pub counts: prometheus::CounterVec,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer").finish_non_exhaustive()
+    }
+}
+
+impl Writer {
+    /// A dynamic API for `ar` in `namespace` (cluster-scoped when empty).
+    pub fn api(&self, ar: &ApiResource, namespace: &str) -> Api<DynamicObject> {
+        if namespace.is_empty() {
+            Api::all_with(self.client.clone(), ar)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, ar)
+        }
+    }
+
+    /// Waits for a token and counts one write of `what` (`verb resource`).
+    pub async fn before(&self, what: &'static str) {
+        self.limiter.acquire().await;
+        let (verb, resource) = what.split_once(' ').unwrap_or((what, ""));
+        self.counts.with_label_values(&[verb, resource]).inc();
+    }
+}
+
+/// True for an API error with this HTTP status.
+pub fn is_status(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == code)
+}

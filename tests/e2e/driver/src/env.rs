@@ -1,0 +1,54 @@
+//! What `tests/e2e/run` hands the driver: the API server's address, certificates, the
+//! vc-scheduler binary, deploy/, a work directory and the script that (re)starts the server.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+/// The test environment.
+#[derive(Debug, Clone)]
+pub struct Env {
+    pub server: String,
+    pub certs: PathBuf,
+    pub work: PathBuf,
+    pub deploy: PathBuf,
+    pub vc_scheduler: PathBuf,
+    pub apiserver_start: PathBuf,
+    pub versions: String,
+}
+
+fn var(name: &str) -> Result<String> {
+    std::env::var(name).with_context(|| format!("{name} is not set (run tests/e2e/run)"))
+}
+
+impl Env {
+    pub fn from_env() -> Result<Env> {
+        Ok(Env {
+            server: var("TEPHRA_E2E_SERVER")?,
+            certs: var("TEPHRA_E2E_CERTS")?.into(),
+            work: var("TEPHRA_E2E_WORK")?.into(),
+            deploy: var("TEPHRA_E2E_DEPLOY")?.into(),
+            vc_scheduler: var("TEPHRA_E2E_VC_SCHEDULER")?.into(),
+            apiserver_start: var("TEPHRA_E2E_APISERVER_START")?.into(),
+            versions: var("TEPHRA_E2E_VERSIONS").unwrap_or_default(),
+        })
+    }
+
+    /// A kubeconfig for the driver: the admin client certificate.
+    pub fn admin_kubeconfig(&self) -> String {
+        let c = self.certs.display();
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: {}\n    certificate-authority: {c}/ca.crt\nusers:\n- name: admin\n  user:\n    client-certificate: {c}/admin.crt\n    client-key: {c}/admin.key\ncontexts:\n- name: e2e\n  context: {{cluster: e2e, user: admin}}\ncurrent-context: e2e\n",
+            self.server
+        )
+    }
+
+    /// A kubeconfig for vc-scheduler: its service account's token, nothing more.
+    pub fn token_kubeconfig(&self, token: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: {}\n    certificate-authority: {}/ca.crt\nusers:\n- name: volcano-scheduler\n  user:\n    token: {token}\ncontexts:\n- name: e2e\n  context: {{cluster: e2e, user: volcano-scheduler}}\ncurrent-context: e2e\n",
+            self.server,
+            self.certs.display()
+        )
+    }
+}

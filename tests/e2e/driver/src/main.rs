@@ -1,0 +1,65 @@
+//! `tephra-e2e`: the end-to-end scenarios of vc-scheduler against a real kube-apiserver.
+//! Started by `tests/e2e/run`, which provides the server; prints one line per scenario and
+//! ends with `N passed, M failed`.
+
+mod cluster;
+mod ctx;
+mod env;
+mod proc;
+mod scenarios;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::ctx::Ctx;
+
+async fn setup() -> Result<Ctx> {
+    let env = env::Env::from_env()?;
+    let cluster = cluster::Cluster::connect(&env).await?;
+    Ctx::prepare(env, cluster).await
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    let ctx = match setup().await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("e2e setup failed: {e:#}");
+            println!("0 passed, 1 failed");
+            return ExitCode::FAILURE;
+        }
+    };
+    if wanted.iter().any(|w| w == "--setup-only") {
+        return ExitCode::SUCCESS;
+    }
+    println!("e2e against {}", ctx.env.versions);
+    let (mut passed, mut failed) = (0, 0);
+    for (name, scenario) in scenarios::ALL {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
+            continue;
+        }
+        let start = Instant::now();
+        match scenario(&ctx).await {
+            Ok(()) => {
+                passed += 1;
+                println!("ok     {name} ({:.1}s)", start.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                failed += 1;
+                println!(
+                    "FAILED {name} ({:.1}s): {e:#}",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

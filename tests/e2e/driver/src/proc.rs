@@ -1,0 +1,147 @@
+//! vc-scheduler processes: started with the chart's arguments plus a scenario's, logging to
+//! a file in the work directory, with their metrics and healthz on free loopback ports.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+use crate::env::Env;
+
+/// A free port on 127.0.0.1.
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// The chart's arguments (templates/scheduler.yaml), verbatim, for a configuration file.
+pub fn chart_args(conf: &str) -> Vec<String> {
+    [
+        "--logtostderr",
+        &format!("--scheduler-conf={conf}"),
+        "--enable-healthz=true",
+        "--enable-metrics=true",
+        "--leader-elect=false",
+        "--kube-api-qps=2000",
+        "--kube-api-burst=2000",
+        "--schedule-period=1s",
+        "--node-worker-threads=20",
+        "-v=3",
+        "2>&1",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// A running vc-scheduler.
+pub struct SchedulerProc {
+    pub name: String,
+    pub log: PathBuf,
+    pub metrics_port: u16,
+    pub healthz_port: u16,
+    child: Child,
+}
+
+impl SchedulerProc {
+    /// Starts vc-scheduler with `args` (later flags win over the chart's), the service
+    /// account kubeconfig and free ports.
+    pub fn start(env: &Env, name: &str, args: &[String]) -> Result<SchedulerProc> {
+        let metrics_port = free_port()?;
+        let healthz_port = free_port()?;
+        let log = env.work.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log)?;
+        let child = Command::new(&env.vc_scheduler)
+            .args(args)
+            .arg(format!(
+                "--kubeconfig={}",
+                env.work.join("scheduler.kubeconfig").display()
+            ))
+            .arg(format!("--listen-address=127.0.0.1:{metrics_port}"))
+            .arg(format!("--healthz-address=127.0.0.1:{healthz_port}"))
+            .arg(format!("--cache-dump-dir={}", env.work.display()))
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {}", env.vc_scheduler.display()))?;
+        Ok(SchedulerProc {
+            name: name.to_string(),
+            log,
+            metrics_port,
+            healthz_port,
+            child,
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Stops the process (SIGKILL: a leader that dies without giving its lease back).
+    pub async fn stop(&mut self) -> Result<()> {
+        self.child.start_kill().ok();
+        self.child.wait().await?;
+        Ok(())
+    }
+
+    /// Fails when the process has exited.
+    pub fn check_alive(&mut self) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!("{} exited ({status}); log: {}", self.name, self.log_tail());
+        }
+        Ok(())
+    }
+
+    /// The last lines of the log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// GETs `path` on the metrics port and returns the body.
+    pub async fn http_get(&self, path: &str) -> Result<String> {
+        http_get(self.metrics_port, path).await
+    }
+
+    /// The value of one metric series (`name{labels}` as printed), 0 when absent.
+    pub async fn metric(&self, series: &str) -> Result<f64> {
+        let text = self.http_get("/metrics").await?;
+        Ok(text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(series)
+                    .and_then(|rest| rest.strip_prefix(' '))
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or(0.0))
+    }
+}
+
+/// A minimal HTTP/1.0 GET on 127.0.0.1.
+pub async fn http_get(port: u16, path: &str) -> Result<String> {
+    let mut s = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::net::TcpStream::connect(("127.0.0.1", port)),
+    )
+    .await??;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+        .await?;
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_string(&mut out)).await??;
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
+        bail!("GET {path}: {}", head.lines().next().unwrap_or(""));
+    }
+    Ok(body.to_string())
+}

@@ -1,0 +1,88 @@
+//! The scenarios, one file each, in the order they run.
+
+mod cli;
+mod gang;
+mod leader;
+mod metrics;
+mod node_selector;
+mod pod_deleted;
+mod proportion;
+mod reload;
+mod restart;
+mod throughput;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Result;
+use futures::future::BoxFuture;
+
+use crate::cluster::{node_of, wait_for};
+use crate::ctx::Ctx;
+
+/// A scenario: its name and its body.
+pub type Scenario = for<'a> fn(&'a Ctx) -> BoxFuture<'a, Result<()>>;
+
+pub const ALL: &[(&str, Scenario)] = &[
+    ("cli", |c| Box::pin(cli::run(c))),
+    ("gang", |c| Box::pin(gang::run(c))),
+    ("proportion", |c| Box::pin(proportion::run(c))),
+    ("node-selector", |c| Box::pin(node_selector::run(c))),
+    ("hot-reload", |c| Box::pin(reload::run(c))),
+    ("metrics", |c| Box::pin(metrics::run(c))),
+    ("leader-election", |c| Box::pin(leader::run(c))),
+    ("apiserver-restart", |c| Box::pin(restart::run(c))),
+    ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
+    ("throughput", |c| Box::pin(throughput::run(c))),
+];
+
+/// Pod name → node ("" when pending) in namespace `ns`.
+pub async fn placements(ctx: &Ctx, ns: &str) -> Result<BTreeMap<String, String>> {
+    Ok(ctx
+        .cluster
+        .pods(ns)
+        .await?
+        .iter()
+        .map(|p| {
+            (
+                p.metadata.name.clone().unwrap_or_default(),
+                node_of(p).to_string(),
+            )
+        })
+        .collect())
+}
+
+/// Waits until every pod whose name starts with `prefix` in `ns` is bound (`n` of them).
+pub async fn wait_bound(
+    ctx: &Ctx,
+    ns: &str,
+    prefix: &str,
+    n: usize,
+    timeout: Duration,
+) -> Result<()> {
+    wait_for(
+        &format!("{n} pods {ns}/{prefix}* to be bound"),
+        timeout,
+        || async move {
+            let p = placements(ctx, ns).await?;
+            Ok(p.iter()
+                .filter(|(k, v)| k.starts_with(prefix) && !v.is_empty())
+                .count()
+                == n)
+        },
+    )
+    .await
+}
+
+/// Runs `body`, then removes the namespace's pods and PodGroups and the scenario's nodes,
+/// whatever the outcome.
+pub async fn cleaning<F>(ctx: &Ctx, ns: &str, nodes: &str, body: F) -> Result<()>
+where
+    F: std::future::Future<Output = Result<()>>,
+{
+    ctx.cluster.namespace(ns).await?;
+    let result = body.await;
+    ctx.cluster.clear_namespace(ns).await?;
+    ctx.cluster.delete_nodes(nodes).await?;
+    result
+}

@@ -1,0 +1,200 @@
+//! Throughput through the real API server: 5,000 pods (500 gangs of 10) on 1,000 nodes, bound
+//! by vc-scheduler, and the API server's own binding ceiling measured in the same run by a
+//! plain client posting bindings for 5,000 other pods. Prints the figures and the API writes
+//! vc-scheduler made per cycle.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, ensure};
+use futures::{StreamExt, TryStreamExt};
+use serde_json::json;
+
+use super::{cleaning, placements};
+use crate::cluster::{pod, pod_group};
+use crate::ctx::{CHART_CONF, Ctx};
+
+const NS: &str = "e2e-throughput";
+const CEILING_NS: &str = "e2e-ceiling";
+const NODES: usize = 1000;
+const GANGS: usize = 500;
+const GANG_SIZE: usize = 10;
+/// Bindings in flight at once for the ceiling measurement.
+const CEILING_CONCURRENCY: usize = 64;
+
+pub async fn run(ctx: &Ctx) -> Result<()> {
+    cleaning(ctx, NS, "tp", body(ctx)).await?;
+    ctx.cluster.clear_namespace(CEILING_NS).await
+}
+
+/// Pods per second a plain client gets from the API server posting bindings.
+async fn binding_ceiling(ctx: &Ctx) -> Result<f64> {
+    ctx.cluster.namespace(CEILING_NS).await?;
+    let n = GANGS * GANG_SIZE;
+    let pods = (0..n).map(|i| {
+        let mut p = pod(CEILING_NS, &format!("c{i}"), "none", "1", "1Gi");
+        p["spec"]["schedulerName"] = json!("e2e-nobody");
+        p
+    });
+    ctx.cluster.create_all(pods.collect()).await?;
+    let start = Instant::now();
+    futures::stream::iter(0..n)
+        .map(|i| async move {
+            ctx.cluster
+                .bind(CEILING_NS, &format!("c{i}"), &format!("tp-{}", i % NODES))
+                .await
+        })
+        .buffer_unordered(CEILING_CONCURRENCY)
+        .try_collect::<Vec<_>>()
+        .await?;
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    ctx.cluster.clear_namespace(CEILING_NS).await?;
+    Ok(rate)
+}
+
+/// What Volcano writes for the same decisions. Cycle 1 binds every pod: per pod a binding and
+/// a `Scheduled` event; per PodGroup an update (its tasks are still Binding, so the phase is
+/// Inqueue) and, the phase being Inqueue, an `Unschedulable` warning; the status of the queue
+/// and of its parent `root`. Cycle 2 sees the pods Bound: per PodGroup an update to Running and
+/// a `Scheduled` event. Later cycles write nothing. (At start-up both create the `root` and
+/// `default` queues when missing; earlier scenarios made them here.)
+fn volcano_writes() -> Vec<(String, f64)> {
+    let pods = (GANGS * GANG_SIZE) as f64;
+    let groups = GANGS as f64;
+    vec![
+        ("create pods/binding".into(), pods),
+        ("create events".into(), pods + 2.0 * groups),
+        ("update podgroups".into(), 2.0 * groups),
+        ("update queues/status".into(), 2.0),
+    ]
+}
+
+/// `tephra_api_writes_total` as (`verb resource`, count).
+fn writes(metrics: &str) -> Vec<(String, f64)> {
+    metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("tephra_api_writes_total{"))
+        .filter_map(|l| {
+            let (labels, n) = l.split_once("} ")?;
+            let label = |k: &str| {
+                labels
+                    .split(',')
+                    .find_map(|p| p.strip_prefix(&format!("{k}=\"")))
+                    .map(|v| v.trim_end_matches('"').to_string())
+            };
+            Some((
+                format!("{} {}", label("verb")?, label("resource")?),
+                n.trim().parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+async fn body(ctx: &Ctx) -> Result<()> {
+    let t = Instant::now();
+    ctx.cluster.nodes("tp", NODES, "8", "32Gi").await?;
+    let ceiling = binding_ceiling(ctx).await?;
+    let mut objects = Vec::new();
+    for g in 0..GANGS {
+        objects.push(pod_group(NS, &format!("g{g}"), "default", GANG_SIZE as i32));
+        objects.extend(
+            (0..GANG_SIZE).map(|i| pod(NS, &format!("g{g}-{i}"), &format!("g{g}"), "1", "1Gi")),
+        );
+    }
+    ctx.cluster.create_all(objects).await?;
+    println!(
+        "       throughput: {NODES} nodes and {} pods created in {:.1}s",
+        GANGS * GANG_SIZE,
+        t.elapsed().as_secs_f64()
+    );
+    let conf = ctx.write_conf("throughput", CHART_CONF)?;
+    let start = Instant::now();
+    let mut s = ctx.scheduler("throughput", &conf, &["--node-selector=e2e:tp"])?;
+    let n = GANGS * GANG_SIZE;
+    let mut first_bound = None;
+    loop {
+        let bound = placements(ctx, NS)
+            .await?
+            .values()
+            .filter(|v| !v.is_empty())
+            .count();
+        if bound > 0 && first_bound.is_none() {
+            first_bound = Some(start.elapsed());
+        }
+        if bound == n {
+            break;
+        }
+        s.check_alive()?;
+        ensure!(
+            start.elapsed() < Duration::from_secs(300),
+            "only {bound} of {n} pods bound after 300s"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let total = start.elapsed();
+    let first = first_bound.unwrap_or_default();
+    // Status writes run off the critical path: wait for them, then count every write.
+    let drain_start = Instant::now();
+    let volcano = volcano_writes();
+    loop {
+        let ours: f64 = writes(&s.http_get("/metrics").await?)
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        if ours >= volcano.iter().map(|(_, n)| n).sum::<f64>()
+            || drain_start.elapsed() > Duration::from_secs(60)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let cycle_lines: Vec<String> = s
+        .log_text()
+        .lines()
+        .filter(|l| l.contains(" bound in "))
+        .map(str::to_string)
+        .collect();
+    println!(
+        "       throughput: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
+    );
+    println!(
+        "       throughput: vc-scheduler bound {n} pods on {NODES} nodes in {:.1}s from process start ({:.0} pods/s); binds ran {:.1}s after the first ({:.0} pods/s)",
+        total.as_secs_f64(),
+        n as f64 / total.as_secs_f64(),
+        (total - first).as_secs_f64(),
+        n as f64 / (total - first).as_secs_f64().max(1e-3),
+    );
+    for l in &cycle_lines {
+        println!(
+            "       throughput: {}",
+            l.split("INFO ").last().unwrap_or(l)
+        );
+    }
+    println!(
+        "       throughput: status writes caught up {:.1}s after the last bind",
+        drain_start.elapsed().as_secs_f64()
+    );
+    // A few more cycles, to see that nothing more is written.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let ours = writes(&s.http_get("/metrics").await?);
+    println!(
+        "       throughput: API writes of the whole run, tephra vs Volcano for the same decisions:"
+    );
+    for (what, n) in &volcano {
+        let mine = ours
+            .iter()
+            .find(|(w, _)| w == what)
+            .map(|(_, n)| *n)
+            .unwrap_or(0.0);
+        println!("       throughput:   {what:<24} tephra {mine:>6}  Volcano {n:>6}");
+    }
+    for (what, n) in ours
+        .iter()
+        .filter(|(w, _)| w != "create queues" && !volcano.iter().any(|(v, _)| v == w))
+    {
+        println!(
+            "       throughput:   {what:<24} tephra {n:>6}  (client-go's event correlation, same rule)"
+        );
+    }
+    s.check_alive()?;
+    s.stop().await
+}
