@@ -142,14 +142,22 @@ impl Harness {
     /// Adds objects written as YAML manifests (documents separated by `---`, each with a
     /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget or
     /// NodeMetrics).
-    pub fn manifests(mut self, yaml: &str) -> Self {
+    pub fn manifests(self, yaml: &str) -> Self {
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(yaml).expect("test manifests parse");
+        self.add_all(docs)
+    }
+
+    /// Adds objects written as one YAML list (`- {kind: Node, ...}`), same kinds as `manifests`.
+    pub fn objects(self, yaml_list: &str) -> Self {
+        let docs: Vec<serde_json::Value> =
+            serde_saphyr::from_str(yaml_list).expect("test objects parse");
+        self.add_all(docs)
+    }
+
+    fn add_all(mut self, docs: Vec<serde_json::Value>) -> Self {
         for doc in docs {
-            let kind = doc["kind"]
-                .as_str()
-                .expect("manifest has a kind")
-                .to_string();
+            let kind = doc["kind"].as_str().expect("object has a kind").to_string();
             let b = &mut self.builder;
             match kind.as_str() {
                 "Queue" => b.queue(Arc::new(from_value(doc))),

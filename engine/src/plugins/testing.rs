@@ -1,13 +1,9 @@
-//! Test helpers: sessions opened from small YAML object lists.
+//! Test helpers for the kube plugins: sessions opened from small YAML object lists through the
+//! plugin `Harness`.
 
-use std::sync::Arc;
-
-use serde_json::Value;
-
-use crate::config::SchedulerConfig;
-use crate::framework::{Session, SessionOptions};
+use crate::framework::Session;
+use crate::harness::Harness;
 use crate::model::{NodeId, TaskId};
-use crate::snapshot::{Snapshot, SnapshotBuilder};
 
 /// The queue `q` and the PodGroup `ns/pg` that `pod` and `running_pod` join.
 pub const JOB: &str = "- {kind: Queue, metadata: {name: q}}\n- {kind: PodGroup, metadata: {name: pg, namespace: ns}, spec: {queue: q}}\n";
@@ -36,33 +32,9 @@ pub fn running_pod(name: &str, node: &str, labels: &str, spec: &str) -> String {
     pod(name, labels, &spec).replace("phase: Pending", "phase: Running")
 }
 
-/// Builds a snapshot from a YAML list of Node, Pod, PodGroup and Queue objects.
-pub fn snapshot(objects: &str) -> Snapshot {
-    let list: Vec<Value> = serde_saphyr::from_str(objects).expect("objects YAML");
-    let mut b = SnapshotBuilder::new("default");
-    for o in list {
-        let kind = o["kind"].as_str().unwrap_or_default().to_string();
-        match kind.as_str() {
-            "Node" => b.node(Arc::new(serde_json::from_value(o).expect("node"))),
-            "Pod" => b.pod(Arc::new(serde_json::from_value(o).expect("pod"))),
-            "PodGroup" => b.pod_group(Arc::new(serde_json::from_value(o).expect("podgroup"))),
-            "Queue" => b.queue(Arc::new(serde_json::from_value(o).expect("queue"))),
-            other => panic!("unsupported kind {other:?}"),
-        };
-    }
-    b.build()
-}
-
-/// Opens a session of the built-in plugins on `objects` with configuration `conf`.
+/// Opens a session of the built-in plugins on `objects` (a YAML list) with configuration `conf`.
 pub fn session(conf: &str, objects: &str) -> Session {
-    let config = SchedulerConfig::parse(conf).expect("configuration");
-    Session::open(
-        Arc::new(snapshot(objects)),
-        Arc::new(config),
-        &super::builtin_registry(),
-        SessionOptions::default(),
-    )
-    .expect("session")
+    Harness::new(conf).objects(objects).open().expect("session")
 }
 
 /// A one-tier configuration with a single plugin and its arguments (a YAML flow-map body).
@@ -74,10 +46,9 @@ pub fn conf(plugin: &str, arguments: &str) -> String {
 
 /// The task of pod `ns/name`.
 pub fn task(ssn: &Session, key: &str) -> TaskId {
-    let tasks = &ssn.state.snap.tasks;
-    (0..tasks.len())
-        .map(|t| TaskId(t as u32))
-        .find(|&t| tasks.key(t) == key)
+    ssn.state
+        .snap
+        .task_id(key)
         .unwrap_or_else(|| panic!("no task {key}"))
 }
 
