@@ -8,12 +8,13 @@ impl ClusterState {
     pub fn complete_offline(&mut self) {
         self.pods
             .retain(|p| p.metadata.deletion_timestamp.is_none());
-        for pod in self.pods.iter_mut() {
-            let pending = pod.status.phase.is_empty() || pod.status.phase == "Pending";
-            if pending && !pod.spec.node_name.is_empty() {
-                pod.status.phase = "Running".into();
-            }
-        }
+        self.pods.change_where(
+            |pod| {
+                let pending = pod.status.phase.is_empty() || pod.status.phase == "Pending";
+                pending && !pod.spec.node_name.is_empty()
+            },
+            |pod| pod.status.phase = "Running".into(),
+        );
     }
 }
 

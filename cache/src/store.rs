@@ -45,10 +45,11 @@ impl<T: Clone> Store<T> {
         self.seq_of.get(key).and_then(|seq| self.by_seq.get(seq))
     }
 
-    /// The object under `key`, for in-place change (copied first if a snapshot still shares it).
+    /// The object under `key`, for change: always a fresh copy, so a snapshot that still shares
+    /// the old version keeps it, and values memoised on the old version are not carried over.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
         let seq = self.seq_of.get(key)?;
-        self.by_seq.get_mut(seq).map(Arc::make_mut)
+        self.by_seq.get_mut(seq).map(fresh_copy)
     }
 
     /// Every object, in insertion order.
@@ -56,9 +57,14 @@ impl<T: Clone> Store<T> {
         self.by_seq.values()
     }
 
-    /// Every object, in insertion order, for in-place change.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.by_seq.values_mut().map(Arc::make_mut)
+    /// Changes, in insertion order, every object `select` picks (each a fresh copy, as with
+    /// `get_mut`); the others stay shared with earlier snapshots.
+    pub fn change_where(&mut self, select: impl Fn(&T) -> bool, mut change: impl FnMut(&mut T)) {
+        for object in self.by_seq.values_mut() {
+            if select(object) {
+                change(fresh_copy(object));
+            }
+        }
     }
 
     /// Keeps only the objects for which `keep` is true.
@@ -67,6 +73,12 @@ impl<T: Clone> Store<T> {
         let by_seq = &self.by_seq;
         self.seq_of.retain(|_, seq| by_seq.contains_key(seq));
     }
+}
+
+/// Replaces the shared object by a copy of it and lends the copy for change.
+fn fresh_copy<T: Clone>(object: &mut Arc<T>) -> &mut T {
+    *object = Arc::new(T::clone(object));
+    Arc::make_mut(object)
 }
 
 #[cfg(test)]
@@ -115,5 +127,25 @@ mod tests {
         *s.get_mut("a").unwrap() = "new".into();
         assert_eq!(*shared, "old");
         assert_eq!(**s.get("a").unwrap(), "new");
+    }
+
+    #[test]
+    fn a_changed_object_is_a_new_version_even_when_nobody_shares_it() {
+        let mut s = Store::default();
+        s.upsert("a".into(), String::from("old"));
+        let before = Arc::as_ptr(s.get("a").unwrap());
+        s.get_mut("a").unwrap().push('!');
+        assert_ne!(Arc::as_ptr(s.get("a").unwrap()), before);
+    }
+
+    #[test]
+    fn change_where_copies_only_the_selected_objects() {
+        let mut s = Store::default();
+        s.upsert("a".into(), String::from("a"));
+        s.upsert("b".into(), String::from("b"));
+        let b = s.get("b").cloned().unwrap();
+        s.change_where(|o| o == "a", |o| o.push('!'));
+        assert_eq!(**s.get("a").unwrap(), "a!");
+        assert!(Arc::ptr_eq(s.get("b").unwrap(), &b));
     }
 }

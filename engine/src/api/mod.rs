@@ -3,8 +3,10 @@
 //! They mirror the Kubernetes/Volcano JSON shapes (`metadata` / `spec` / `status`, camelCase) so a
 //! manifest or an API response deserializes straight into them; unknown fields are ignored.
 
+mod memo;
 mod objects;
 mod time;
 
+pub use memo::Memo;
 pub use objects::*;
 pub use time::{Time, TimeError};

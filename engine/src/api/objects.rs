@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Time;
+use super::{Memo, Time};
 use crate::model::Quantity;
 
 /// A `ResourceList` (`cpu: 2`, `memory: 4Gi`, ...).
@@ -58,6 +58,9 @@ pub struct Pod {
     pub metadata: ObjectMeta,
     pub spec: PodSpec,
     pub status: PodStatus,
+    /// What scheduling derived from this version of the pod (request, parsed terms).
+    #[serde(skip)]
+    pub memo: Memo,
 }
 
 /// `v1.PodSpec`, stripped.

@@ -56,6 +56,9 @@ pub fn parse_go_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// A pod's `pod_request`, as memoised on the pod.
+struct PodRequest(Resource);
+
 /// Volcano's pod request: containers, init-container peak (with sidecars), overhead, `pods: 1`.
 pub fn pod_request(pod: &Pod) -> Resource {
     let mut base = Resource::empty();
@@ -329,8 +332,12 @@ impl SnapshotBuilder {
         }
         pods.sort_by(|a, b| order_key(a.0, a.1).cmp(&order_key(b.0, b.1)));
         let t = &mut snap.tasks;
-        // Requests are the costly part of a row: computed in parallel, in order.
-        let requests: Vec<Resource> = pods.par_iter().map(|(_, p)| pod_request(p)).collect();
+        // Requests are the costly part of a row: derived once per pod version (kept in the pod's
+        // memo), new ones in parallel, collected in order.
+        let requests: Vec<Resource> = pods
+            .par_iter()
+            .map(|(_, p)| p.memo.get_or_init(|| PodRequest(pod_request(p))).0.clone())
+            .collect();
         for ((job, p), req) in pods.into_iter().zip(requests) {
             let id = TaskId(t.uid.len() as u32);
             let uid = if p.metadata.uid.is_empty() {

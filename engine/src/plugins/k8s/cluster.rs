@@ -20,13 +20,14 @@ use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
 
-/// Every task's parsed pod, derived once per snapshot and shared by the kube plugins.
+/// Every task's parsed pod, gathered once per snapshot and shared by the kube plugins; each
+/// pod is parsed once per version of it (kept in the pod's memo across snapshots).
 #[derive(Debug, Default)]
-pub struct PodInfos(Vec<PodInfo>);
+pub struct PodInfos(Vec<Arc<PodInfo>>);
 
 impl std::ops::Deref for PodInfos {
-    type Target = [PodInfo];
-    fn deref(&self) -> &[PodInfo] {
+    type Target = [Arc<PodInfo>];
+    fn deref(&self) -> &[Arc<PodInfo>] {
         &self.0
     }
 }
@@ -54,7 +55,7 @@ impl ClusterView {
                     .tasks
                     .pod
                     .par_iter()
-                    .map(|p| PodInfo::new(p))
+                    .map(|p| p.memo.get_or_init(|| PodInfo::new(p)))
                     .collect(),
             )
         });
