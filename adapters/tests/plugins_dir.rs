@@ -14,17 +14,31 @@ fn library_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // Built with this test's profile, so they land beside it (`cargo test --release` too).
+        let profile = if cfg!(debug_assertions) {
+            "dev"
+        } else {
+            "release"
+        };
         let status = Command::new(cargo)
-            .args(["build", "-p", "myplugin", "-p", "panicky-plugin"])
+            .args([
+                "build",
+                "-p",
+                "myplugin",
+                "-p",
+                "panicky-plugin",
+                "--profile",
+                profile,
+            ])
             .current_dir(root())
             .status()
             .expect("cargo runs");
         assert!(status.success(), "the plugin libraries build");
-        // This test runs from <target>/debug/deps; cargo put the libraries in <target>/debug.
+        // This test runs from <target>/<profile>/deps; the libraries are in <target>/<profile>.
         let exe = std::env::current_exe().expect("the test binary has a path");
         exe.parent()
             .and_then(Path::parent)
-            .expect("target/debug")
+            .expect("target/<profile>")
             .to_path_buf()
     })
 }

@@ -153,8 +153,9 @@ mod tests {
             NOW,
         );
         let snap = s.snapshot("default");
-        let status =
-            |name: &str| snap.tasks.status[snap.tasks.name.iter().position(|n| n == name).unwrap()];
+        let status = |name: &str| {
+            snap.tasks.status[snap.tasks.name.iter().position(|n| &**n == name).unwrap()]
+        };
         assert_eq!(status("p"), TaskStatus::Bound);
         assert_eq!(status("victim"), TaskStatus::Releasing);
         assert!(snap.tasks.node.iter().all(|n| *n == snap.nodes.id("n1")));

@@ -64,7 +64,7 @@ impl Observed {
     pub fn probe_backfill_order(&mut self, ssn: &mut Session) {
         let order = actions::backfill_candidate_order(ssn);
         let names = &ssn.state.snap.tasks.name;
-        self.backfill_candidate_order = order.iter().map(|t| names[t.idx()].clone()).collect();
+        self.backfill_candidate_order = order.iter().map(|t| names[t.idx()].to_string()).collect();
     }
 
     /// Binds, evictions, pipelined tasks and status counts once the actions ran.

@@ -95,7 +95,7 @@ mod tests {
             .iter()
             .enumerate()
             .filter(|&(i, _)| GangPreempt::is_candidate(&ssn, h, TaskId(i as u32)))
-            .map(|(_, n)| n.as_str())
+            .map(|(_, n)| &**n)
             .collect();
         assert_eq!(candidates, ["low-bound", "low-running"]);
     }

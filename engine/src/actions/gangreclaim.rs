@@ -102,7 +102,7 @@ mod tests {
             .iter()
             .enumerate()
             .filter(|&(i, _)| GangReclaim::is_candidate(&ssn, r, TaskId(i as u32)))
-            .map(|(_, n)| n.as_str())
+            .map(|(_, n)| &**n)
             .collect();
         assert_eq!(candidates, ["other-running"]);
     }

@@ -14,7 +14,7 @@ use crate::model::{DimDefault, JobId, NodeId, TaskId};
 #[derive(Debug, Default)]
 pub struct PredicateHelper {
     enabled: bool,
-    cache: HashMap<(JobId, String), HashMap<NodeId, FitError>>,
+    cache: HashMap<(JobId, std::sync::Arc<str>), HashMap<NodeId, FitError>>,
 }
 
 impl PredicateHelper {

@@ -17,17 +17,17 @@ impl Session {
         let tasks = &snap.tasks;
         for &(t, n) in &self.binds {
             d.binds.push(Bind {
-                namespace: tasks.namespace[t.idx()].clone(),
-                name: tasks.name[t.idx()].clone(),
-                uid: tasks.uid[t.idx()].clone(),
+                namespace: tasks.namespace[t.idx()].to_string(),
+                name: tasks.name[t.idx()].to_string(),
+                uid: tasks.uid[t.idx()].to_string(),
                 node: snap.nodes.name[n.idx()].clone(),
             });
         }
         for (t, reason) in &self.evictions {
             d.evictions.push(Eviction {
-                namespace: tasks.namespace[t.idx()].clone(),
-                name: tasks.name[t.idx()].clone(),
-                uid: tasks.uid[t.idx()].clone(),
+                namespace: tasks.namespace[t.idx()].to_string(),
+                name: tasks.name[t.idx()].to_string(),
+                uid: tasks.uid[t.idx()].to_string(),
                 reason: reason.clone(),
             });
         }
@@ -36,8 +36,8 @@ impl Session {
                 && let Some(n) = self.state.task_node[t]
             {
                 d.pipelined.push(Pipelined {
-                    namespace: tasks.namespace[t].clone(),
-                    name: tasks.name[t].clone(),
+                    namespace: tasks.namespace[t].to_string(),
+                    name: tasks.name[t].to_string(),
                     node: snap.nodes.name[n.idx()].clone(),
                 });
             }
@@ -183,8 +183,8 @@ impl Session {
                 };
             }
             d.pod_conditions.push(PodConditionUpdate {
-                namespace: snap.tasks.namespace[t.idx()].clone(),
-                name: snap.tasks.name[t.idx()].clone(),
+                namespace: snap.tasks.namespace[t.idx()].to_string(),
+                name: snap.tasks.name[t.idx()].to_string(),
                 reason: reason.to_string(),
                 message,
                 nominated_node: nominated,

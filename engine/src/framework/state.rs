@@ -361,7 +361,7 @@ impl SessionState {
         let mut m: BTreeMap<&str, i32> = BTreeMap::new();
         for &t in &self.snap.jobs.tasks[j.idx()] {
             if pred(t) {
-                *m.entry(self.snap.tasks.role[t.idx()].as_str()).or_default() += 1;
+                *m.entry(&*self.snap.tasks.role[t.idx()]).or_default() += 1;
             }
         }
         m

@@ -9,14 +9,13 @@ use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
+use super::task_row::TaskRow;
 use super::{LabelIndex, NodeTable, NodeUsage, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
     PodGroup, PriorityClass, Queue, ResourceList,
 };
-use crate::model::{
-    Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus,
-};
+use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
 
 /// Annotation naming a pod's PodGroup.
@@ -55,9 +54,6 @@ pub fn parse_go_bool(s: &str) -> Option<bool> {
         _ => None,
     }
 }
-
-/// A pod's `pod_request`, as memoised on the pod.
-struct PodRequest(Resource);
 
 /// Volcano's pod request: containers, init-container peak (with sidecars), overhead, `pods: 1`.
 pub fn pod_request(pod: &Pod) -> Resource {
@@ -321,78 +317,42 @@ impl SnapshotBuilder {
                 (job, p)
             })
             .collect();
-        fn order_key(job: Option<JobId>, pod: &Pod) -> (u32, &str, &str, &str) {
-            let m = &pod.metadata;
-            (
-                job.map(|j| j.0).unwrap_or(u32::MAX),
-                &m.uid,
-                &m.namespace,
-                &m.name,
-            )
+        // Order (job, uid, namespace, name): grouped by job id first (cheap integer keys), then
+        // each job's pods by their strings.
+        pods.sort_by_key(|(job, _)| job.map(|j| j.0).unwrap_or(u32::MAX));
+        for run in pods.chunk_by_mut(|a, b| a.0 == b.0) {
+            run.sort_by(|(_, a), (_, b)| {
+                let (a, b) = (&a.metadata, &b.metadata);
+                (&a.uid, &a.namespace, &a.name).cmp(&(&b.uid, &b.namespace, &b.name))
+            });
         }
-        pods.sort_by(|a, b| order_key(a.0, a.1).cmp(&order_key(b.0, b.1)));
+        // Rows of pods unchanged since an earlier snapshot come from their memo; new ones are
+        // derived in parallel, collected in order.
+        let rows: Vec<Arc<TaskRow>> = pods.par_iter().map(|(_, p)| TaskRow::of(p)).collect();
         let t = &mut snap.tasks;
-        // Requests are the costly part of a row: derived once per pod version (kept in the pod's
-        // memo), new ones in parallel, collected in order.
-        let requests: Vec<Resource> = pods
-            .par_iter()
-            .map(|(_, p)| p.memo.get_or_init(|| PodRequest(pod_request(p))).0.clone())
-            .collect();
-        for ((job, p), req) in pods.into_iter().zip(requests) {
+        let n = pods.len();
+        t.reserve(n);
+        for ((job, p), row) in pods.into_iter().zip(rows) {
             let id = TaskId(t.uid.len() as u32);
-            let uid = if p.metadata.uid.is_empty() {
-                p.metadata.key()
-            } else {
-                p.metadata.uid.clone()
-            };
-            t.uid.push(uid);
-            t.name.push(p.metadata.name.clone());
-            t.namespace.push(p.metadata.namespace.clone());
+            t.uid.push(row.uid.clone());
+            t.name.push(row.name.clone());
+            t.namespace.push(row.namespace.clone());
             t.job.push(job);
             t.sub_job.push(None);
-            let role = p
-                .metadata
-                .annotations
-                .get(TASK_SPEC_KEY)
-                .or_else(|| p.metadata.labels.get(TASK_SPEC_KEY))
-                .cloned()
-                .unwrap_or_default();
-            t.role.push(role);
-            t.best_effort.push(req.is_empty());
-            t.resreq.push(req);
-            let mut prio = p.spec.priority.unwrap_or(1);
-            if let Some(v) = p
-                .metadata
-                .annotations
-                .get(TASK_PRIORITY_KEY)
-                .and_then(|v| v.parse::<i32>().ok())
-            {
-                prio = v;
-            }
-            t.priority.push(prio);
-            let pre = p
-                .metadata
-                .annotations
-                .get(PREEMPTABLE_KEY)
-                .or_else(|| p.metadata.labels.get(PREEMPTABLE_KEY))
-                .map(|v| parse_go_bool(v).unwrap_or(false))
-                .unwrap_or(true);
-            t.preemptable.push(pre);
-            t.sch_gated.push(!p.spec.scheduling_gates.is_empty());
-            let status = TaskStatus::from_pod(
-                &p.status.phase,
-                p.metadata.deletion_timestamp.is_some(),
-                &p.spec.node_name,
-            );
-            t.status.push(status);
+            t.role.push(row.role.clone());
+            t.best_effort.push(row.resreq.is_empty());
+            t.resreq.push(row.resreq.clone());
+            t.priority.push(row.priority);
+            t.preemptable.push(row.preemptable);
+            t.sch_gated.push(row.sch_gated);
+            t.status.push(row.status);
             let node = if p.spec.node_name.is_empty() {
                 None
             } else {
                 snap.nodes.id(&p.spec.node_name)
             };
             t.node.push(node);
-            t.created
-                .push(p.metadata.creation_timestamp.unwrap_or_default());
+            t.created.push(row.created);
             t.pod.push(p.clone());
             if let Some(j) = job {
                 snap.jobs.tasks[j.idx()].push(id);

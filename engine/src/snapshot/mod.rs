@@ -13,6 +13,7 @@ mod node_set;
 mod nodes;
 mod queues;
 mod taint_index;
+mod task_row;
 mod tasks;
 
 pub use build::{

@@ -8,14 +8,14 @@ use crate::model::{JobId, NodeId, Resource, SubJobId, TaskId, TaskStatus};
 /// Tasks, sorted by job then by pod UID; tasks without a session job come last.
 #[derive(Debug, Default)]
 pub struct TaskTable {
-    pub uid: Vec<String>,
-    pub name: Vec<String>,
-    pub namespace: Vec<String>,
+    pub uid: Vec<Arc<str>>,
+    pub name: Vec<Arc<str>>,
+    pub namespace: Vec<Arc<str>>,
     /// The session job, if the pod's PodGroup is in the session.
     pub job: Vec<Option<JobId>>,
     pub sub_job: Vec<Option<SubJobId>>,
     /// `volcano.sh/task-spec` annotation or label.
-    pub role: Vec<String>,
+    pub role: Vec<Arc<str>>,
     /// `Resreq` (= `InitResreq`): the pod request incl. init containers, overhead and `pods: 1`.
     pub resreq: Vec<Resource>,
     pub best_effort: Vec<bool>,
@@ -40,6 +40,25 @@ impl TaskTable {
     /// True when there are no tasks.
     pub fn is_empty(&self) -> bool {
         self.uid.is_empty()
+    }
+
+    /// Room for `n` more rows in every column.
+    pub fn reserve(&mut self, n: usize) {
+        self.uid.reserve(n);
+        self.name.reserve(n);
+        self.namespace.reserve(n);
+        self.job.reserve(n);
+        self.sub_job.reserve(n);
+        self.role.reserve(n);
+        self.resreq.reserve(n);
+        self.best_effort.reserve(n);
+        self.priority.reserve(n);
+        self.preemptable.reserve(n);
+        self.sch_gated.reserve(n);
+        self.status.reserve(n);
+        self.node.reserve(n);
+        self.created.reserve(n);
+        self.pod.reserve(n);
     }
 
     /// `namespace/name`.

@@ -102,7 +102,7 @@ impl Extender {
                         candidates
                             .iter()
                             .copied()
-                            .find(|&c| ssn.snap.tasks.uid[c.idx()] == v.uid)
+                            .find(|&c| *ssn.snap.tasks.uid[c.idx()] == *v.uid)
                     })
                     .collect(),
             ),

@@ -47,7 +47,7 @@ const LABELLED: NodeId = NodeId(1);
 fn predicate_and_prioritize_answer_like_myplugin() {
     let s = server();
     let ssn = open(&verbs(&s, ""));
-    assert_eq!(ssn.state.snap.tasks.name[P.idx()], "p");
+    assert_eq!(&*ssn.state.snap.tasks.name[P.idx()], "p");
     assert!(ssn.predicate(P, LABELLED).is_ok());
     let err = ssn.predicate(P, PLAIN).unwrap_err();
     assert_eq!(

@@ -170,7 +170,7 @@ pub fn node(ssn: &SessionState, n: NodeId) -> NodeInfo<'_> {
         capacity: resource(&s.nodes.capacity[i]),
         tasks: ssn.node_tasks[i]
             .iter()
-            .map(|&t| (s.tasks.uid[t.idx()].as_str(), task(ssn, t)))
+            .map(|&t| (&*s.tasks.uid[t.idx()], task(ssn, t)))
             .collect(),
         revocable_zone: "",
     }
@@ -221,7 +221,7 @@ pub fn job(ssn: &SessionState, j: JobId) -> JobInfo<'_> {
         task_min_available_total: s.jobs.task_min_available_total[i],
         tasks: s.jobs.tasks[i]
             .iter()
-            .map(|&t| (s.tasks.uid[t.idx()].as_str(), task(ssn, t)))
+            .map(|&t| (&*s.tasks.uid[t.idx()], task(ssn, t)))
             .collect(),
         allocated: resource(&ssn.job_allocated[i]),
         total_request: resource(&ssn.job_total_request[i]),

@@ -155,7 +155,7 @@ pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> R
 /// True when some task of `role` in the sub-job already failed its predicates this session.
 fn role_has_failed(st: &SessionState, job: JobId, sj: SubJobId, role: &str) -> bool {
     st.snap.sub_jobs.tasks[sj.idx()].iter().any(|t| {
-        st.snap.tasks.role[t.idx()] == role && st.job_fit_errors[job.idx()].contains_key(t)
+        &*st.snap.tasks.role[t.idx()] == role && st.job_fit_errors[job.idx()].contains_key(t)
     })
 }
 
@@ -178,7 +178,7 @@ pub fn need_continue_allocating(st: &SessionState, sj: SubJobId) -> bool {
     let mut pending: BTreeMap<&str, i32> = BTreeMap::new();
     let mut allocated: BTreeMap<&str, i32> = BTreeMap::new();
     for &t in &snap.sub_jobs.tasks[sj.idx()] {
-        let role = snap.tasks.role[t.idx()].as_str();
+        let role = &*snap.tasks.role[t.idx()];
         let status = st.task_status[t.idx()];
         if st.job_fit_errors[job.idx()].contains_key(&t) && !failed.contains(&role) {
             failed.push(role);

@@ -54,7 +54,7 @@ impl Surplus {
                     let pending_best_effort =
                         s == TaskStatus::Pending && snap.tasks.best_effort[t.idx()];
                     if s.is_allocated() || s == TaskStatus::Succeeded || pending_best_effort {
-                        *ready.entry(snap.tasks.role[t.idx()].as_str()).or_default() += 1;
+                        *ready.entry(&*snap.tasks.role[t.idx()]).or_default() += 1;
                     }
                 }
                 snap.jobs.task_min_available[j]
@@ -93,7 +93,7 @@ impl Surplus {
     /// Takes `t` out of the surplus when the job stays gang-ready without it.
     fn spare(&mut self, st: &SessionState, t: TaskId) -> bool {
         let snap = &st.snap;
-        let role = snap.tasks.role[t.idx()].as_str();
+        let role = &*snap.tasks.role[t.idx()];
         let role_left = self.roles.as_ref().and_then(|r| r.get(role).copied());
         let sub_job = snap.tasks.sub_job[t.idx()];
         let group_safe = match (&self.groups, sub_job) {
@@ -301,7 +301,7 @@ mod tests {
                 let names = b
                     .tasks
                     .iter()
-                    .map(|t| ssn.state.snap.tasks.name[t.idx()].clone());
+                    .map(|t| ssn.state.snap.tasks.name[t.idx()].to_string());
                 (b.kind, names.collect())
             })
             .collect()

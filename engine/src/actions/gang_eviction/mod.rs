@@ -368,7 +368,7 @@ mod tests {
         let h = ssn.state.snap.job_id("ns/h").unwrap();
         let demand: Vec<String> = pending_demand(&ssn, h)
             .iter()
-            .map(|&t| ssn.state.snap.tasks.name[t.idx()].clone())
+            .map(|&t| ssn.state.snap.tasks.name[t.idx()].to_string())
             .collect();
         assert_eq!(demand, ["h-p-1", "h-p-2"]);
     }

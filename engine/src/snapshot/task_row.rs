@@ -1,0 +1,75 @@
+//! What a task row takes from its pod alone, derived once per version of the pod.
+//!
+//! The cache hands every snapshot the same `Arc<Pod>` until the pod changes, and the row is kept
+//! in the pod's memo, so a snapshot only derives the rows of pods that changed since the last
+//! cycle; the others are copied (shared strings, no parsing).
+
+use std::sync::Arc;
+
+use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
+use crate::api::{Pod, Time};
+use crate::model::{Resource, TaskStatus};
+
+/// One pod's task row, before it is placed in a job and on a node.
+#[derive(Debug)]
+pub(super) struct TaskRow {
+    pub uid: Arc<str>,
+    pub name: Arc<str>,
+    pub namespace: Arc<str>,
+    pub role: Arc<str>,
+    pub resreq: Resource,
+    pub priority: i32,
+    pub preemptable: bool,
+    pub sch_gated: bool,
+    pub status: TaskStatus,
+    pub created: Time,
+}
+
+impl TaskRow {
+    /// The row of this version of `pod` (derived the first time it is asked for).
+    pub fn of(pod: &Pod) -> Arc<TaskRow> {
+        pod.memo.get_or_init(|| TaskRow::derive(pod))
+    }
+
+    fn derive(p: &Pod) -> TaskRow {
+        let m = &p.metadata;
+        let uid = if m.uid.is_empty() {
+            m.key()
+        } else {
+            m.uid.clone()
+        };
+        let role = m
+            .annotations
+            .get(TASK_SPEC_KEY)
+            .or_else(|| m.labels.get(TASK_SPEC_KEY))
+            .map(String::as_str)
+            .unwrap_or_default();
+        let priority = m
+            .annotations
+            .get(TASK_PRIORITY_KEY)
+            .and_then(|v| v.parse::<i32>().ok())
+            .unwrap_or(p.spec.priority.unwrap_or(1));
+        let preemptable = m
+            .annotations
+            .get(PREEMPTABLE_KEY)
+            .or_else(|| m.labels.get(PREEMPTABLE_KEY))
+            .map(|v| parse_go_bool(v).unwrap_or(false))
+            .unwrap_or(true);
+        TaskRow {
+            uid: uid.into(),
+            name: m.name.as_str().into(),
+            namespace: m.namespace.as_str().into(),
+            role: role.into(),
+            resreq: pod_request(p),
+            priority,
+            preemptable,
+            sch_gated: !p.spec.scheduling_gates.is_empty(),
+            status: TaskStatus::from_pod(
+                &p.status.phase,
+                m.deletion_timestamp.is_some(),
+                &p.spec.node_name,
+            ),
+            created: m.creation_timestamp.unwrap_or_default(),
+        }
+    }
+}
