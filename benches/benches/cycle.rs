@@ -13,10 +13,10 @@ fn cycle(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     for size in sizes() {
-        let first = Fixture::named(size);
+        let mut first = Fixture::named(size);
         group.bench_function(format!("first/{size}"), |b| b.iter(|| first.cycle()));
         drop(first);
-        let steady = Fixture::steady(size);
+        let mut steady = Fixture::steady(size);
         group.bench_function(format!("steady/{size}"), |b| b.iter(|| steady.cycle()));
     }
     group.finish();

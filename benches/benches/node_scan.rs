@@ -45,7 +45,7 @@ fn scores(ssn: &Session, t: TaskId, nodes: &[NodeId]) -> Vec<f64> {
 }
 
 fn node_scan(c: &mut Criterion) {
-    let f = Fixture::of(&CLUSTER);
+    let mut f = Fixture::of(&CLUSTER);
     let ssn = f.open();
     let snap = ssn.state.snap.clone();
     let t = snap

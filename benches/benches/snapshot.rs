@@ -10,7 +10,7 @@ fn snapshot(c: &mut Criterion) {
     let mut group = c.benchmark_group("snapshot");
     group.sample_size(10);
     for size in sizes() {
-        let f = Fixture::steady(size);
+        let mut f = Fixture::steady(size);
         group.bench_function(format!("refresh/{size}"), |b| b.iter(|| f.snapshot()));
     }
     group.finish();

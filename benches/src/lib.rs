@@ -62,12 +62,12 @@ impl Fixture {
     }
 
     /// The cycle's snapshot.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    pub fn snapshot(&mut self) -> Arc<Snapshot> {
         Arc::new(self.state.snapshot(DEFAULT_QUEUE))
     }
 
     /// A session opened on a fresh snapshot.
-    pub fn open(&self) -> Session {
+    pub fn open(&mut self) -> Session {
         let options = SessionOptions {
             now: START_TIME,
             uid: "tephra-bench".into(),
@@ -78,7 +78,7 @@ impl Fixture {
     }
 
     /// One whole cycle (snapshot, open, actions, close); the state is left as it was.
-    pub fn cycle(&self) -> Decisions {
+    pub fn cycle(&mut self) -> Decisions {
         let mut ssn = self.open();
         actions::run_all(&mut ssn);
         ssn.close()

@@ -16,3 +16,13 @@ pub enum ClusterEvent {
         name: String,
     },
 }
+
+impl ClusterEvent {
+    /// The kind of object the event is about.
+    pub fn kind(&self) -> ObjectKind {
+        match self {
+            ClusterEvent::Upsert(object) => ObjectKind::of(object),
+            ClusterEvent::Delete { kind, .. } => *kind,
+        }
+    }
+}

@@ -30,6 +30,11 @@ impl ObjectKind {
         ObjectKind::NodeMetrics,
     ];
 
+    /// True for the kinds a snapshot's node side is built from (nodes and their measured usage).
+    pub fn shapes_node_tables(self) -> bool {
+        matches!(self, ObjectKind::Node | ObjectKind::NodeMetrics)
+    }
+
     /// The kind of an object.
     pub fn of(object: &ClusterObject) -> ObjectKind {
         match object {

@@ -4,7 +4,7 @@ use tephra_engine::api::{
     ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
     Queue,
 };
-use tephra_engine::snapshot::{Snapshot, SnapshotBuilder};
+use tephra_engine::snapshot::{NodeTables, Snapshot, SnapshotBuilder};
 
 use crate::store::Store;
 use crate::{ClusterEvent, ObjectKind};
@@ -20,6 +20,8 @@ pub struct ClusterState {
     pub(crate) hyper_nodes: Store<HyperNode>,
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
+    /// The node side of the last snapshot, while no node or node metrics changed since.
+    node_tables: Option<NodeTables>,
 }
 
 /// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
@@ -44,6 +46,9 @@ impl ClusterState {
 
     /// Applies one watch event.
     pub fn apply_event(&mut self, event: ClusterEvent) {
+        if event.kind().shapes_node_tables() {
+            self.node_tables = None;
+        }
         match event {
             ClusterEvent::Upsert(object) => {
                 let k = key(
@@ -81,9 +86,14 @@ impl ClusterState {
         }
     }
 
-    /// The cycle's snapshot; PodGroups without a queue go to `default_queue`.
-    pub fn snapshot(&self, default_queue: &str) -> Snapshot {
+    /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed
+    /// since the last snapshot is derived again: the node side when a node changed, and the
+    /// rows of changed pods (the others come from the pods' memos).
+    pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
         let mut b = SnapshotBuilder::new(default_queue);
+        if let Some(tables) = &self.node_tables {
+            b.node_tables(tables.clone());
+        }
         for o in self.priority_classes.iter() {
             b.priority_class(o.clone());
         }
@@ -108,7 +118,9 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
-        b.build()
+        let snap = b.build();
+        self.node_tables = Some(snap.node_tables());
+        snap
     }
 
     /// The pod `namespace/name`.

@@ -140,8 +140,8 @@ mod tests {
             let counts = write_manifests(&TINY, &path).unwrap();
             let text = manifest::read_text(&path).unwrap();
             assert_eq!(text.lines().count() as u64, counts.objects());
-            let w = load_workload(path.to_str().unwrap(), 1).unwrap();
-            let generated = generate_state(&TINY);
+            let mut w = load_workload(path.to_str().unwrap(), 1).unwrap();
+            let mut generated = generate_state(&TINY);
             assert_eq!(
                 format!("{:?}", w.state.snapshot("default").tasks.pod),
                 format!("{:?}", generated.snapshot("default").tasks.pod)

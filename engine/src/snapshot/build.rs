@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::task_row::TaskRow;
-use super::{LabelIndex, NodeTable, NodeUsage, QueueTable, Snapshot, TaintIndex};
+use super::{LabelIndex, NodeTable, NodeTables, NodeUsage, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
     PodGroup, PriorityClass, Queue, ResourceList,
@@ -38,6 +38,8 @@ pub struct SnapshotBuilder {
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
+    /// Node tables of an earlier snapshot, used instead of the node objects when set.
+    node_tables: Option<NodeTables>,
     default_queue: String,
 }
 
@@ -142,22 +144,49 @@ impl SnapshotBuilder {
         self.node_metrics.push(m);
         self
     }
+    /// Takes the node side from an earlier snapshot built from the same node and node-metrics
+    /// objects; the node and node-metrics objects given to this builder are then not read.
+    pub fn node_tables(&mut self, tables: NodeTables) -> &mut Self {
+        self.node_tables = Some(tables);
+        self
+    }
 
     /// Builds the snapshot. Objects the scheduler would skip (a PodGroup whose queue does not
     /// exist, a pod on an unknown node) are left out of the tables, as Volcano does.
     pub fn build(&self) -> Snapshot {
-        let mut snap = Snapshot::default();
-        self.build_nodes(&mut snap.nodes);
+        let tables = match &self.node_tables {
+            Some(t) => t.clone(),
+            None => self.build_node_tables(),
+        };
+        let mut snap = Snapshot {
+            nodes: tables.nodes,
+            labels: tables.labels,
+            taints: tables.taints,
+            total: tables.total,
+            ..Default::default()
+        };
         snap.pdbs = self.pdbs.clone();
-        snap.labels = LabelIndex::build(snap.nodes.labels.iter(), snap.nodes.len());
-        snap.taints = TaintIndex::build(snap.nodes.taints.iter(), snap.nodes.len());
-        for a in &snap.nodes.allocatable {
-            snap.total.add(a);
-        }
         self.build_queues(&mut snap.queues);
         self.build_jobs_and_tasks(&mut snap);
         self.build_hyper_nodes(&mut snap);
         snap
+    }
+
+    fn build_node_tables(&self) -> NodeTables {
+        let mut nodes = NodeTable::default();
+        self.build_nodes(&mut nodes);
+        let labels = LabelIndex::build(nodes.labels.iter(), nodes.len());
+        let taints = TaintIndex::build(nodes.taints.iter(), nodes.len());
+        let mut total = Resource::empty();
+        for a in &nodes.allocatable {
+            total.add(a);
+        }
+        NodeTables {
+            nodes: Arc::new(nodes),
+            labels: Arc::new(labels),
+            taints: Arc::new(taints),
+            total,
+        }
     }
 
     fn build_nodes(&self, t: &mut NodeTable) {
@@ -299,63 +328,65 @@ impl SnapshotBuilder {
             }
             j.min_sub_jobs.push(min_sub);
         }
-        // Tasks: by job, then pod UID; pods without a session job last.
-        let mut pods: Vec<(Option<JobId>, &Arc<Pod>)> = self
+        // Tasks: by job, then pod UID; pods without a session job last. Rows of pods unchanged
+        // since an earlier snapshot come from their memo, new ones are derived; both, and the
+        // job lookups, in parallel.
+        let mut pods: Vec<(Option<JobId>, Arc<TaskRow>, &Arc<Pod>)> = self
             .pods
-            .iter()
+            .par_iter()
             .map(|p| {
-                let job = p
-                    .metadata
-                    .annotations
-                    .get(GROUP_NAME_ANNOTATION)
-                    .filter(|g| !g.is_empty())
-                    .and_then(|g| {
-                        job_of
-                            .get(&(p.metadata.namespace.as_str(), g.as_str()))
-                            .copied()
-                    });
-                (job, p)
+                let row = TaskRow::of(p);
+                let job = row
+                    .group
+                    .as_deref()
+                    .and_then(|g| job_of.get(&(&*row.namespace, g)).copied());
+                (job, row, p)
             })
             .collect();
-        // Order (job, uid, namespace, name): grouped by job id first (cheap integer keys), then
-        // each job's pods by their strings.
-        pods.sort_by_key(|(job, _)| job.map(|j| j.0).unwrap_or(u32::MAX));
-        for run in pods.chunk_by_mut(|a, b| a.0 == b.0) {
-            run.sort_by(|(_, a), (_, b)| {
-                let (a, b) = (&a.metadata, &b.metadata);
-                (&a.uid, &a.namespace, &a.name).cmp(&(&b.uid, &b.namespace, &b.name))
-            });
-        }
-        // Rows of pods unchanged since an earlier snapshot come from their memo; new ones are
-        // derived in parallel, collected in order.
-        let rows: Vec<Arc<TaskRow>> = pods.par_iter().map(|(_, p)| TaskRow::of(p)).collect();
+        // Order (job, uid, namespace, name): grouped by job id first (integer keys), then each
+        // job's pods by their strings.
+        pods.par_sort_by_key(|(job, _, _)| job.map(|j| j.0).unwrap_or(u32::MAX));
+        pods.par_chunk_by_mut(|a, b| a.0 == b.0).for_each(|run| {
+            run.sort_by(|(_, a, _), (_, b, _)| {
+                (a.pod_uid(), &*a.namespace, &*a.name).cmp(&(b.pod_uid(), &*b.namespace, &*b.name))
+            })
+        });
+        let nodes = &snap.nodes;
         let t = &mut snap.tasks;
-        let n = pods.len();
-        t.reserve(n);
-        for ((job, p), row) in pods.into_iter().zip(rows) {
-            let id = TaskId(t.uid.len() as u32);
-            t.uid.push(row.uid.clone());
-            t.name.push(row.name.clone());
-            t.namespace.push(row.namespace.clone());
-            t.job.push(job);
-            t.sub_job.push(None);
-            t.role.push(row.role.clone());
-            t.best_effort.push(row.resreq.is_empty());
-            t.resreq.push(row.resreq.clone());
-            t.priority.push(row.priority);
-            t.preemptable.push(row.preemptable);
-            t.sch_gated.push(row.sch_gated);
-            t.status.push(row.status);
-            let node = if p.spec.node_name.is_empty() {
-                None
-            } else {
-                snap.nodes.id(&p.spec.node_name)
-            };
-            t.node.push(node);
-            t.created.push(row.created);
-            t.pod.push(p.clone());
+        t.uid = pods.par_iter().map(|(_, r, _)| r.uid.clone()).collect();
+        t.name = pods.par_iter().map(|(_, r, _)| r.name.clone()).collect();
+        t.namespace = pods
+            .par_iter()
+            .map(|(_, r, _)| r.namespace.clone())
+            .collect();
+        t.role = pods.par_iter().map(|(_, r, _)| r.role.clone()).collect();
+        t.resreq = pods.par_iter().map(|(_, r, _)| r.resreq.clone()).collect();
+        t.best_effort = pods
+            .par_iter()
+            .map(|(_, r, _)| r.resreq.is_empty())
+            .collect();
+        t.priority = pods.par_iter().map(|(_, r, _)| r.priority).collect();
+        t.preemptable = pods.par_iter().map(|(_, r, _)| r.preemptable).collect();
+        t.sch_gated = pods.par_iter().map(|(_, r, _)| r.sch_gated).collect();
+        t.status = pods.par_iter().map(|(_, r, _)| r.status).collect();
+        t.created = pods.par_iter().map(|(_, r, _)| r.created).collect();
+        t.node = pods
+            .par_iter()
+            .map(|(_, _, p)| {
+                let name = &p.spec.node_name;
+                if name.is_empty() {
+                    None
+                } else {
+                    nodes.id(name)
+                }
+            })
+            .collect();
+        t.pod = pods.par_iter().map(|(_, _, p)| Arc::clone(p)).collect();
+        t.job = pods.iter().map(|(job, _, _)| *job).collect();
+        t.sub_job = vec![None; pods.len()];
+        for (i, job) in t.job.iter().enumerate() {
             if let Some(j) = job {
-                snap.jobs.tasks[j.idx()].push(id);
+                snap.jobs.tasks[j.idx()].push(TaskId(i as u32));
             }
         }
         self.build_sub_jobs(snap);

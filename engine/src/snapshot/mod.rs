@@ -30,21 +30,23 @@ pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
 pub use tasks::TaskTable;
 
+use std::sync::Arc;
+
 use crate::model::{JobId, Resource, TaskId};
 
 /// One cycle's cluster, as tables.
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    pub nodes: NodeTable,
+    pub nodes: Arc<NodeTable>,
     pub tasks: TaskTable,
     pub jobs: JobTable,
     pub sub_jobs: SubJobTable,
     pub queues: QueueTable,
     pub hyper_nodes: HyperNodeTable,
     /// Node label index: node sets per `key=value` and per key.
-    pub labels: LabelIndex,
+    pub labels: Arc<LabelIndex>,
     /// Node taint index: bitmaps of nodes per taint and of nodes that repel pods.
-    pub taints: TaintIndex,
+    pub taints: Arc<TaintIndex>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// Values derived from this snapshot and shared within the cycle.
@@ -53,7 +55,28 @@ pub struct Snapshot {
     pub total: Resource,
 }
 
+/// The node side of a snapshot: the node rows, the indexes over them and their total. It depends
+/// on node objects only, so a cache whose nodes did not change since the last snapshot hands it
+/// to the next one instead of building it again.
+#[derive(Debug, Clone, Default)]
+pub struct NodeTables {
+    pub nodes: Arc<NodeTable>,
+    pub labels: Arc<LabelIndex>,
+    pub taints: Arc<TaintIndex>,
+    pub total: Resource,
+}
+
 impl Snapshot {
+    /// This snapshot's node side, shared.
+    pub fn node_tables(&self) -> NodeTables {
+        NodeTables {
+            nodes: self.nodes.clone(),
+            labels: self.labels.clone(),
+            taints: self.taints.clone(),
+            total: self.total.clone(),
+        }
+    }
+
     /// A task by `namespace/name`.
     pub fn task_id(&self, key: &str) -> Option<TaskId> {
         (0..self.tasks.len())

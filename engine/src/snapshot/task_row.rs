@@ -6,14 +6,22 @@
 
 use std::sync::Arc;
 
-use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
+use super::build::{
+    GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool,
+    pod_request,
+};
 use crate::api::{Pod, Time};
 use crate::model::{Resource, TaskStatus};
 
 /// One pod's task row, before it is placed in a job and on a node.
 #[derive(Debug)]
 pub(super) struct TaskRow {
+    /// The pod's UID, or `namespace/name` when it has none.
     pub uid: Arc<str>,
+    /// True when `uid` is the pod's own UID (not `namespace/name`).
+    pub has_uid: bool,
+    /// The PodGroup the pod names (`scheduling.k8s.io/group-name`), if any.
+    pub group: Option<String>,
     pub name: Arc<str>,
     pub namespace: Arc<str>,
     pub role: Arc<str>,
@@ -29,6 +37,11 @@ impl TaskRow {
     /// The row of this version of `pod` (derived the first time it is asked for).
     pub fn of(pod: &Pod) -> Arc<TaskRow> {
         pod.memo.get_or_init(|| TaskRow::derive(pod))
+    }
+
+    /// The pod's own UID (empty when it has none), the first key of the task order.
+    pub fn pod_uid(&self) -> &str {
+        if self.has_uid { &self.uid } else { "" }
     }
 
     fn derive(p: &Pod) -> TaskRow {
@@ -57,6 +70,12 @@ impl TaskRow {
             .unwrap_or(true);
         TaskRow {
             uid: uid.into(),
+            has_uid: !m.uid.is_empty(),
+            group: m
+                .annotations
+                .get(GROUP_NAME_ANNOTATION)
+                .filter(|g| !g.is_empty())
+                .cloned(),
             name: m.name.as_str().into(),
             namespace: m.namespace.as_str().into(),
             role: role.into(),
