@@ -32,23 +32,45 @@ impl std::ops::Deref for PodInfos {
     }
 }
 
-/// One plugin's copy of the kube node map (empty until the session opens).
+/// One plugin's copy of the kube node map (empty until the session opens). Per-node entries are
+/// shared with the other views of the session until this view changes them.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterView {
     infos: Arc<PodInfos>,
-    pods: Vec<Vec<TaskId>>,
+    pods: Vec<Arc<Vec<TaskId>>>,
     /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
     /// per task, so it must not be recomputed from the pods each time).
-    requested: Vec<NodeRequested>,
+    requested: Vec<Arc<NodeRequested>>,
     placed: Vec<Option<NodeId>>,
-    with_affinity: Vec<NodeId>,
-    with_required_anti_affinity: Vec<NodeId>,
+    with_affinity: Arc<Vec<NodeId>>,
+    with_required_anti_affinity: Arc<Vec<NodeId>>,
     live: bool,
 }
+
+/// The node map at session open, computed once per snapshot: every view of the snapshot starts
+/// from it (predicates and nodeorder each keep one).
+#[derive(Debug)]
+struct OpenMap(ClusterView);
 
 impl ClusterView {
     /// The view at session open; `live` makes it follow allocate/deallocate events.
     pub fn open(ssn: &SessionState, live: bool) -> ClusterView {
+        // The shared map is the session-open one; a view opened after a node changed is built
+        // from the session as it is.
+        let mut view = if ssn.node_changes.is_empty() {
+            ssn.snap
+                .derived
+                .get_or_init(|| OpenMap(ClusterView::build(ssn)))
+                .0
+                .clone()
+        } else {
+            ClusterView::build(ssn)
+        };
+        view.live = live;
+        view
+    }
+
+    fn build(ssn: &SessionState) -> ClusterView {
         let infos = ssn.snap.derived.get_or_init(|| {
             PodInfos(
                 ssn.snap
@@ -59,39 +81,39 @@ impl ClusterView {
                     .collect(),
             )
         });
-        let pods = ssn.node_tasks.clone();
+        let pods = &ssn.node_tasks;
         let mut placed = vec![None; infos.len()];
         for (n, tasks) in pods.iter().enumerate() {
             for t in tasks {
                 placed[t.idx()] = Some(NodeId(n as u32));
             }
         }
-        let nodes_where = |f: &dyn Fn(&PodInfo) -> bool| -> Vec<NodeId> {
+        let nodes_where = |f: &(dyn Fn(&PodInfo) -> bool + Sync)| -> Vec<NodeId> {
             (0..pods.len())
                 .filter(|&n| pods[n].iter().any(|t| f(&infos[t.idx()])))
                 .map(|n| NodeId(n as u32))
                 .collect()
         };
         let requested = pods
-            .iter()
+            .par_iter()
             .map(|ts| {
                 let mut r = NodeRequested::default();
                 for t in ts {
                     r.add(&infos[t.idx()].resource, 1);
                 }
-                r
+                Arc::new(r)
             })
             .collect();
         let with_affinity = nodes_where(&|i| i.has_pod_affinity);
         let with_required_anti_affinity = nodes_where(&|i| !i.required_anti_affinity.is_empty());
         ClusterView {
+            pods: pods.iter().map(|ts| Arc::new(ts.clone())).collect(),
             infos,
-            pods,
             requested,
             placed,
-            with_affinity,
-            with_required_anti_affinity,
-            live,
+            with_affinity: Arc::new(with_affinity),
+            with_required_anti_affinity: Arc::new(with_required_anti_affinity),
+            live: false,
         }
     }
 
@@ -103,8 +125,8 @@ impl ClusterView {
         if !self.live || self.placed[t.idx()].is_some() {
             return;
         }
-        self.pods[n.idx()].push(t);
-        self.requested[n.idx()].add(&self.infos[t.idx()].resource, 1);
+        Arc::make_mut(&mut self.pods[n.idx()]).push(t);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos[t.idx()].resource, 1);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -116,8 +138,8 @@ impl ClusterView {
         let Some(n) = self.placed[t.idx()].take() else {
             return;
         };
-        self.pods[n.idx()].retain(|&x| x != t);
-        self.requested[n.idx()].add(&self.infos[t.idx()].resource, -1);
+        Arc::make_mut(&mut self.pods[n.idx()]).retain(|&x| x != t);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos[t.idx()].resource, -1);
     }
 
     /// The pods (tasks) on a node.
