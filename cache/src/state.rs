@@ -1,9 +1,13 @@
 //! `ClusterState`: the one owner of the cluster's mutable picture between cycles.
 
+use std::sync::Arc;
+
+use rayon::prelude::*;
 use tephra_engine::api::{
     ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
     Queue,
 };
+use tephra_engine::arrival::prepare_pod;
 use tephra_engine::snapshot::{NodeTables, Snapshot, SnapshotBuilder};
 
 use crate::store::Store;
@@ -35,12 +39,14 @@ impl ClusterState {
         Self::default()
     }
 
-    /// A cluster holding `objects`, applied in order as upserts.
+    /// A cluster holding `objects`, applied in order as upserts (pods prepared in parallel).
     pub fn from_objects(objects: impl IntoIterator<Item = ClusterObject>) -> Self {
         let mut state = Self::new();
         for o in objects {
-            state.apply_event(ClusterEvent::Upsert(o));
+            state.upsert(o);
         }
+        let pods: Vec<&Arc<Pod>> = state.pods.iter().collect();
+        pods.par_iter().for_each(|p| prepare_pod(p));
         state
     }
 
@@ -51,19 +57,8 @@ impl ClusterState {
         }
         match event {
             ClusterEvent::Upsert(object) => {
-                let k = key(
-                    &crate::meta_of(&object).namespace,
-                    &crate::meta_of(&object).name,
-                );
-                match object {
-                    ClusterObject::Pod(o) => self.pods.upsert(k, *o),
-                    ClusterObject::Node(o) => self.nodes.upsert(k, *o),
-                    ClusterObject::PodGroup(o) => self.pod_groups.upsert(k, *o),
-                    ClusterObject::Queue(o) => self.queues.upsert(k, *o),
-                    ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
-                    ClusterObject::HyperNode(o) => self.hyper_nodes.upsert(k, *o),
-                    ClusterObject::PodDisruptionBudget(o) => self.pdbs.upsert(k, *o),
-                    ClusterObject::NodeMetrics(o) => self.node_metrics.upsert(k, *o),
+                if let Some(pod) = self.upsert(object) {
+                    prepare_pod(&pod);
                 }
             }
             ClusterEvent::Delete {
@@ -84,6 +79,26 @@ impl ClusterState {
                 };
             }
         }
+    }
+
+    /// Stores a created or replaced object; returns the stored pod when it is one.
+    fn upsert(&mut self, object: ClusterObject) -> Option<Arc<Pod>> {
+        let meta = crate::meta_of(&object);
+        let k = key(&meta.namespace, &meta.name);
+        match object {
+            ClusterObject::Pod(o) => {
+                self.pods.upsert(k.clone(), *o);
+                return self.pods.get(&k).cloned();
+            }
+            ClusterObject::Node(o) => self.nodes.upsert(k, *o),
+            ClusterObject::PodGroup(o) => self.pod_groups.upsert(k, *o),
+            ClusterObject::Queue(o) => self.queues.upsert(k, *o),
+            ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
+            ClusterObject::HyperNode(o) => self.hyper_nodes.upsert(k, *o),
+            ClusterObject::PodDisruptionBudget(o) => self.pdbs.upsert(k, *o),
+            ClusterObject::NodeMetrics(o) => self.node_metrics.upsert(k, *o),
+        }
+        None
     }
 
     /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed

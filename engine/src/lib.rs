@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod api;
+pub mod arrival;
 pub mod config;
 pub mod framework;
 pub mod harness;

@@ -28,6 +28,7 @@ pub use node_set::NodeSet;
 pub use nodes::{NodeTable, NodeUsage};
 pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
+pub use task_row::prepare_task_row;
 pub use tasks::TaskTable;
 
 use std::sync::Arc;

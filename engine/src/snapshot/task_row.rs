@@ -33,6 +33,11 @@ pub(super) struct TaskRow {
     pub created: Time,
 }
 
+/// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
+pub fn prepare_task_row(pod: &Pod) {
+    TaskRow::of(pod);
+}
+
 impl TaskRow {
     /// The row of this version of `pod` (derived the first time it is asked for).
     pub fn of(pod: &Pod) -> Arc<TaskRow> {

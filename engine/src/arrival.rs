@@ -1,0 +1,16 @@
+//! Work done once per object version when the object arrives, so the cycle finds it done.
+//!
+//! Everything a cycle derives from one pod alone (its task row, its parsed kube terms) is kept in
+//! the pod's memo. The cache calls `prepare_pod` as pods come in, off the cycle's critical path;
+//! a pod it did not prepare is derived by the snapshot or the plugins that need it, with the
+//! same result.
+
+use crate::api::Pod;
+use crate::plugins::k8s::pod_info::PodInfo;
+use crate::snapshot::prepare_task_row;
+
+/// Derives and memoises what the snapshot and the built-in plugins read from `pod`.
+pub fn prepare_pod(pod: &Pod) {
+    prepare_task_row(pod);
+    pod.memo.get_or_init(|| PodInfo::new(pod));
+}
