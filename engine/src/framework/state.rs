@@ -367,27 +367,32 @@ impl SessionState {
         m
     }
 
-    fn check_roles(&self, j: JobId, counts: BTreeMap<&str, i32>) -> bool {
+    /// True when every role of `j` has its minimum of tasks that `counted` accepts. Tasks are
+    /// only counted when some role has a minimum to check.
+    fn check_roles(&self, j: JobId, counted: impl Fn(TaskId) -> bool) -> bool {
         let jobs = &self.snap.jobs;
-        if jobs.min_available[j.idx()] < jobs.task_min_available_total[j.idx()] {
+        let minimums = &jobs.task_min_available[j.idx()];
+        if jobs.min_available[j.idx()] < jobs.task_min_available_total[j.idx()]
+            || minimums.values().all(|&min| min <= 0)
+        {
             return true;
         }
-        jobs.task_min_available[j.idx()]
+        let counts = self.role_counts(j, counted);
+        minimums
             .iter()
             .all(|(role, &min)| min <= 0 || counts.get(role.as_str()).copied().unwrap_or(0) >= min)
     }
 
     /// `CheckTaskValid`.
     pub fn check_task_valid(&self, j: JobId) -> bool {
-        let counts = self.role_counts(j, |t| {
+        self.check_roles(j, |t| {
             let s = self.task_status[t.idx()];
             s.is_allocated()
                 || matches!(
                     s,
                     TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending
                 )
-        });
-        self.check_roles(j, counts)
+        })
     }
 
     fn occupied_for_ready(&self, t: TaskId, with_pipelined: bool) -> bool {
@@ -400,14 +405,12 @@ impl SessionState {
 
     /// `CheckTaskReady`.
     pub fn check_task_ready(&self, j: JobId) -> bool {
-        let counts = self.role_counts(j, |t| self.occupied_for_ready(t, false));
-        self.check_roles(j, counts)
+        self.check_roles(j, |t| self.occupied_for_ready(t, false))
     }
 
     /// `CheckTaskPipelined`.
     pub fn check_task_pipelined(&self, j: JobId) -> bool {
-        let counts = self.role_counts(j, |t| self.occupied_for_ready(t, true));
-        self.check_roles(j, counts)
+        self.check_roles(j, |t| self.occupied_for_ready(t, true))
     }
 
     // ---- sub-jobs ---------------------------------------------------------------------------

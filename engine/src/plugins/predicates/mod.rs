@@ -13,7 +13,7 @@ mod arguments;
 mod cycle_state;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 
 use self::arguments::PredicateArgs;
 use self::cycle_state::{CycleState, PreFiltered};
@@ -36,8 +36,9 @@ pub const TEMPLATE_UID_KEY: &str = "volcano.sh/template-uid";
 pub struct Predicates {
     args: PredicateArgs,
     view: ClusterView,
-    /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it.
-    states: Mutex<HashMap<TaskId, Arc<CycleState>>>,
+    /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it
+    /// (read for every node a task is checked against, from many threads at once).
+    states: RwLock<HashMap<TaskId, Arc<CycleState>>>,
     /// Cycle states saved while a preemption dry run changes them.
     saved: Mutex<HashMap<TaskId, Arc<CycleState>>>,
     /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
@@ -49,7 +50,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     Ok(Box::new(Predicates {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
-        states: Mutex::new(HashMap::new()),
+        states: RwLock::new(HashMap::new()),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
     }))
@@ -58,6 +59,11 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
 /// Locks a map; a poisoned lock is still usable (the maps hold no invariant across entries).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The cycle states, for change.
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `ShouldAbort`.
@@ -116,7 +122,7 @@ impl Predicates {
             return;
         };
         let c = Cluster::new(ssn, &self.view);
-        let mut states = lock(&self.states);
+        let mut states = write(&self.states);
         let Some(state) = states.get_mut(&preemptor) else {
             return;
         };
@@ -126,7 +132,12 @@ impl Predicates {
     }
 
     fn state_of(&self, task: TaskId) -> Arc<CycleState> {
-        lock(&self.states).get(&task).cloned().unwrap_or_default()
+        self.states
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&task)
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn run_pre_filters(
@@ -314,7 +325,7 @@ impl Plugin for Predicates {
         let c = Cluster::new(ssn, &self.view);
         let mut state = self.state_of(task).as_ref().clone();
         let result = self.run_pre_filters(&c, task, &mut state);
-        lock(&self.states).insert(task, Arc::new(state));
+        write(&self.states).insert(task, Arc::new(state));
         result
     }
 
@@ -367,7 +378,7 @@ impl Plugin for Predicates {
 
     fn simulation_end(&self, _ssn: &SessionState, preemptor: TaskId) {
         if let Some(state) = lock(&self.saved).remove(&preemptor) {
-            lock(&self.states).insert(preemptor, state);
+            write(&self.states).insert(preemptor, state);
         }
     }
 
