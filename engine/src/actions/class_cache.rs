@@ -7,7 +7,8 @@
 //! fit, then the highest score, ties to the first node in table order.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -124,6 +125,8 @@ struct Class {
     ranks: Vec<Rank>,
     order: BTreeSet<Key>,
     seen: usize,
+    /// The failures of `ranks`, while none changed (handed to each task that fits nowhere).
+    errors: Option<Arc<BTreeMap<NodeId, FitError>>>,
 }
 
 /// The classes of one session.
@@ -156,7 +159,20 @@ fn rank(ssn: &Session, t: TaskId, n: NodeId) -> Rank {
 }
 
 impl Class {
+    /// Every node's failure, collected once while no rank changes.
+    fn errors(&mut self) -> &Arc<BTreeMap<NodeId, FitError>> {
+        let ranks = &self.ranks;
+        self.errors.get_or_insert_with(|| {
+            let failures = ranks.iter().enumerate().filter_map(|(n, r)| match r {
+                Rank::Infeasible(e) => Some((NodeId(n as u32), e.clone())),
+                Rank::Feasible { .. } => None,
+            });
+            Arc::new(failures.collect())
+        })
+    }
+
     fn set(&mut self, n: NodeId, r: Rank) {
+        self.errors = None;
         if let Rank::Feasible { group, score } = self.ranks[n.idx()] {
             self.order.remove(&Key {
                 group,
@@ -198,6 +214,7 @@ impl ClassCache {
                     ranks: Vec::new(),
                     order: BTreeSet::new(),
                     seen: ssn.state.node_changes.len(),
+                    errors: None,
                 };
                 class.order = ranks
                     .iter()
@@ -238,15 +255,10 @@ impl ClassCache {
         }
         Some(match class.order.first() {
             Some(k) => Ok(NodeId(k.node)),
-            None => {
-                let mut errs = FitErrors::default();
-                for (n, r) in class.ranks.iter().enumerate() {
-                    if let Rank::Infeasible(e) = r {
-                        errs.nodes.insert(NodeId(n as u32), e.clone());
-                    }
-                }
-                Err(errs)
-            }
+            None => Err(FitErrors {
+                nodes: class.errors().clone(),
+                ..Default::default()
+            }),
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::model::NodeId;
 
@@ -60,7 +61,8 @@ impl fmt::Display for FitError {
 /// Why a task could not be placed anywhere: per-node errors, or one message for all nodes.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FitErrors {
-    pub nodes: BTreeMap<NodeId, FitError>,
+    /// Shared: every task of an equivalence class that fits nowhere gets the same map.
+    pub nodes: Arc<BTreeMap<NodeId, FitError>>,
     /// Set when the search was limited to one hyper-node.
     pub hyper_node: Option<String>,
     /// A message that applies to every node (e.g. a failed pre-predicate).

@@ -805,7 +805,7 @@ mod tests {
             "preemption may still try the node"
         );
         let errors = FitErrors {
-            nodes: [(n1, err)].into(),
+            nodes: std::sync::Arc::new([(n1, err)].into()),
             ..Default::default()
         };
         assert_eq!(
