@@ -172,7 +172,14 @@ impl Class {
     }
 
     fn set(&mut self, n: NodeId, r: Rank) {
-        self.errors = None;
+        // A node that failed for the same reasons again leaves the failure map as it was.
+        let same_failure = matches!(
+            (&self.ranks[n.idx()], &r),
+            (Rank::Infeasible(old), Rank::Infeasible(new)) if old == new
+        );
+        if !same_failure {
+            self.errors = None;
+        }
         if let Rank::Feasible { group, score } = self.ranks[n.idx()] {
             self.order.remove(&Key {
                 group,

@@ -23,20 +23,21 @@ pub struct Status {
     pub reason: String,
 }
 
-/// Why a task does not fit one node (all reasons collected there).
+/// Why a task does not fit one node (all reasons collected there). Shared, because the same
+/// failure is handed on many times (to every task of a class that fits nowhere).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FitError {
-    pub statuses: Vec<Status>,
+    pub statuses: Arc<[Status]>,
 }
 
 impl FitError {
     /// A single-reason error.
     pub fn new(code: StatusCode, reason: impl Into<String>) -> Self {
         FitError {
-            statuses: vec![Status {
+            statuses: Arc::new([Status {
                 code,
                 reason: reason.into(),
-            }],
+            }]),
         }
     }
 

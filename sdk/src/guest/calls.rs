@@ -132,7 +132,7 @@ fn fit(r: Result<(), FitError>, msg: &TextOut) -> Status {
     match r {
         Ok(()) => OK,
         Err(e) => {
-            for s in &e.statuses {
+            for s in e.statuses.iter() {
                 put(msg, code(s.code), &s.reason);
             }
             FAILED

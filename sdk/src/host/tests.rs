@@ -38,10 +38,11 @@ impl Plugin for Probe {
         if ssn.node_label(n, "ok").is_some() {
             return Ok(());
         }
-        let mut e = FitError::new(StatusCode::Unschedulable, "no ok label");
-        e.statuses
-            .push(FitError::new(StatusCode::Wait, ssn.task_name(t)).statuses[0].clone());
-        Err(e)
+        let first = FitError::new(StatusCode::Unschedulable, "no ok label");
+        let second = FitError::new(StatusCode::Wait, ssn.task_name(t));
+        Err(FitError {
+            statuses: [first.statuses[0].clone(), second.statuses[0].clone()].into(),
+        })
     }
     fn node_order(&self, ssn: &SessionView, t: TaskId, n: NodeId) -> Option<Result<f64, String>> {
         Some(Ok(

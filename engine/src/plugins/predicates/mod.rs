@@ -347,7 +347,9 @@ impl Plugin for Predicates {
         if statuses.is_empty() {
             Ok(())
         } else {
-            Err(FitError { statuses })
+            Err(FitError {
+                statuses: statuses.into(),
+            })
         }
     }
 
@@ -413,7 +415,11 @@ mod tests {
         ssn.pre_predicate(t).expect("pre-predicate");
         match ssn.predicate(t, node_id(ssn, node)) {
             Ok(()) => Vec::new(),
-            Err(e) => e.statuses.into_iter().map(|s| (s.code, s.reason)).collect(),
+            Err(e) => e
+                .statuses
+                .iter()
+                .map(|s| (s.code, s.reason.clone()))
+                .collect(),
         }
     }
 
