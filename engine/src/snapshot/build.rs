@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use fixedbitset::FixedBitSet;
+use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
@@ -278,7 +279,7 @@ impl SnapshotBuilder {
         pgs.sort_by(|a, b| a.0.cmp(&b.0));
         pgs.dedup_by(|a, b| a.0 == b.0);
         // (namespace, PodGroup name) → job, looked up without building strings per pod.
-        let mut job_of: HashMap<(&str, &str), JobId> = HashMap::new();
+        let mut job_of: HashMap<(&str, &str), JobId, FixedState> = HashMap::default();
         let j = &mut snap.jobs;
         for (uid, pg, q) in &pgs {
             let id = JobId(j.uid.len() as u32);

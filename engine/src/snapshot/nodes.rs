@@ -3,6 +3,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
+
 use crate::api::Taint;
 use crate::model::{NodeId, Resource};
 
@@ -20,7 +22,7 @@ pub struct NodeTable {
     /// Measured utilisation in percent of allocatable (Volcano's `ResourceUsage` averages), when a
     /// metrics source reported it.
     pub usage: Vec<Option<NodeUsage>>,
-    pub by_name: HashMap<String, NodeId>,
+    pub by_name: HashMap<String, NodeId, FixedState>,
 }
 
 /// A node's measured cpu and memory utilisation, in percent of allocatable.
