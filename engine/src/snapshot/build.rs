@@ -191,27 +191,43 @@ impl SnapshotBuilder {
     }
 
     fn build_nodes(&self, t: &mut NodeTable) {
+        // A name given twice keeps its first place and object.
+        let mut nodes: Vec<&Arc<Node>> = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
-            if t.by_name.contains_key(&n.metadata.name) {
-                continue;
+            if !t.by_name.contains_key(&n.metadata.name) {
+                t.by_name
+                    .insert(n.metadata.name.clone(), NodeId(nodes.len() as u32));
+                nodes.push(n);
             }
-            t.by_name
-                .insert(n.metadata.name.clone(), NodeId(t.name.len() as u32));
-            t.name.push(n.metadata.name.clone());
-            t.labels.push(n.metadata.labels.clone());
-            t.taints.push(n.spec.taints.clone());
-            t.unschedulable.push(n.spec.unschedulable);
-            t.allocatable
-                .push(Resource::from_list(&n.status.allocatable));
-            t.capacity.push(Resource::from_list(&n.status.capacity));
-            let mut images = BTreeMap::new();
-            for img in &n.status.images {
-                for name in &img.names {
-                    images.insert(name.clone(), img.size_bytes);
-                }
-            }
-            t.images.push(Arc::new(images));
         }
+        // Rows in parallel, collected in order.
+        t.name = nodes.par_iter().map(|n| n.metadata.name.clone()).collect();
+        t.labels = nodes
+            .par_iter()
+            .map(|n| n.metadata.labels.clone())
+            .collect();
+        t.taints = nodes.par_iter().map(|n| n.spec.taints.clone()).collect();
+        t.unschedulable = nodes.par_iter().map(|n| n.spec.unschedulable).collect();
+        t.allocatable = nodes
+            .par_iter()
+            .map(|n| Resource::from_list(&n.status.allocatable))
+            .collect();
+        t.capacity = nodes
+            .par_iter()
+            .map(|n| Resource::from_list(&n.status.capacity))
+            .collect();
+        t.images = nodes
+            .par_iter()
+            .map(|n| {
+                let mut images = BTreeMap::new();
+                for img in &n.status.images {
+                    for name in &img.names {
+                        images.insert(name.clone(), img.size_bytes);
+                    }
+                }
+                Arc::new(images)
+            })
+            .collect();
         t.usage = vec![None; t.name.len()];
         for m in &self.node_metrics {
             let Some(n) = t.id(&m.metadata.name) else {

@@ -3,14 +3,22 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use foldhash::fast::FixedState;
+
 use super::NodeSet;
 use crate::model::NodeId;
 
-/// Inverted index from node labels to node sets.
+/// Inverted index from node labels to node sets: per key, the nodes with that key and the nodes
+/// per value (nested, so neither building nor looking up allocates a key).
 #[derive(Debug, Default)]
 pub struct LabelIndex {
-    by_pair: HashMap<(String, String), NodeSet>,
-    by_key: HashMap<String, NodeSet>,
+    by_key: HashMap<String, KeyIndex, FixedState>,
+}
+
+#[derive(Debug)]
+struct KeyIndex {
+    nodes: NodeSet,
+    by_value: HashMap<String, NodeSet, FixedState>,
 }
 
 impl LabelIndex {
@@ -19,37 +27,41 @@ impl LabelIndex {
         labels: impl Iterator<Item = &'a BTreeMap<String, String>>,
         len: usize,
     ) -> Self {
-        let mut pairs: HashMap<(String, String), Vec<u32>> = HashMap::new();
-        let mut keys: HashMap<String, Vec<u32>> = HashMap::new();
+        type Ids = Vec<u32>;
+        type Values<'a> = HashMap<&'a str, Ids, FixedState>;
+        let mut keys: HashMap<&str, (Ids, Values), FixedState> = HashMap::default();
         for (n, map) in labels.enumerate() {
             for (k, v) in map {
-                pairs
-                    .entry((k.clone(), v.clone()))
-                    .or_default()
-                    .push(n as u32);
-                keys.entry(k.clone()).or_default().push(n as u32);
+                let (nodes, values) = keys.entry(k).or_default();
+                nodes.push(n as u32);
+                values.entry(v).or_default().push(n as u32);
             }
         }
-        LabelIndex {
-            by_pair: pairs
-                .into_iter()
-                .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
-                .collect(),
-            by_key: keys
-                .into_iter()
-                .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
-                .collect(),
-        }
+        let by_key = keys
+            .into_iter()
+            .map(|(k, (nodes, values))| {
+                let by_value = values
+                    .into_iter()
+                    .map(|(v, ids)| (v.to_string(), NodeSet::from_sorted(ids, len)))
+                    .collect();
+                let index = KeyIndex {
+                    nodes: NodeSet::from_sorted(nodes, len),
+                    by_value,
+                };
+                (k.to_string(), index)
+            })
+            .collect();
+        LabelIndex { by_key }
     }
 
     /// Nodes labelled `key=value`.
     pub fn with_value(&self, key: &str, value: &str) -> Option<&NodeSet> {
-        self.by_pair.get(&(key.to_string(), value.to_string()))
+        self.by_key.get(key)?.by_value.get(value)
     }
 
     /// Nodes that have label `key`.
     pub fn with_key(&self, key: &str) -> Option<&NodeSet> {
-        self.by_key.get(key)
+        self.by_key.get(key).map(|k| &k.nodes)
     }
 
     /// True when `node` carries `key=value`.

@@ -24,11 +24,11 @@ impl TaintIndex {
             repelling: FixedBitSet::with_capacity(len),
             ..Default::default()
         };
-        let mut by_taint: HashMap<(String, String, String), Vec<u32>> = HashMap::new();
+        let mut by_taint: HashMap<(&str, &str, &str), Vec<u32>> = HashMap::new();
         for (n, list) in taints.enumerate() {
             for t in list {
                 by_taint
-                    .entry((t.key.clone(), t.value.clone(), t.effect.clone()))
+                    .entry((&t.key, &t.value, &t.effect))
                     .or_default()
                     .push(n as u32);
                 if t.effect == "NoSchedule" || t.effect == "NoExecute" {
@@ -38,7 +38,10 @@ impl TaintIndex {
         }
         idx.by_taint = by_taint
             .into_iter()
-            .map(|(k, ids)| (k, NodeSet::from_sorted(ids, len)))
+            .map(|((k, v, e), ids)| {
+                let taint = (k.to_string(), v.to_string(), e.to_string());
+                (taint, NodeSet::from_sorted(ids, len))
+            })
             .collect();
         idx
     }
