@@ -7,36 +7,44 @@
 //! it was derived from.
 
 use std::any::{Any, TypeId};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
-/// A small type-keyed store of derived values, one per type.
+/// How many derived types one object can keep; a value of one more type is computed every time
+/// it is asked for (correct, just not memoised).
+const SLOTS: usize = 4;
+
+type Entry = (TypeId, Arc<dyn Any + Send + Sync>);
+
+/// A small type-keyed store of derived values, one per type. Reads take no lock: every cycle
+/// reads each pod's values from several threads.
 #[derive(Default)]
 pub struct Memo {
-    values: Mutex<Vec<(TypeId, Arc<dyn Any + Send + Sync>)>>,
+    slots: [OnceLock<Entry>; SLOTS],
 }
 
 impl Memo {
     /// The value of type `T`, computed by `make` the first time it is asked for.
     pub fn get_or_init<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
         let id = TypeId::of::<T>();
-        if let Some(found) = self.find::<T>(id) {
-            return found;
-        }
-        let made = Arc::new(make());
-        let mut values = self.values.lock().unwrap_or_else(|p| p.into_inner());
-        match values.iter().find(|(t, _)| *t == id) {
-            Some((_, v)) => v.clone().downcast::<T>().unwrap_or(made),
-            None => {
-                values.push((id, made.clone()));
-                made
+        for slot in &self.slots {
+            match slot.get() {
+                Some((t, v)) if *t == id => {
+                    if let Ok(found) = v.clone().downcast::<T>() {
+                        return found;
+                    }
+                }
+                Some(_) => {}
+                None => break,
             }
         }
-    }
-
-    fn find<T: Any + Send + Sync>(&self, id: TypeId) -> Option<Arc<T>> {
-        let values = self.values.lock().unwrap_or_else(|p| p.into_inner());
-        let (_, v) = values.iter().find(|(t, _)| *t == id)?;
-        v.clone().downcast::<T>().ok()
+        let made: Arc<T> = Arc::new(make());
+        for slot in &self.slots {
+            let (t, v) = slot.get_or_init(|| (id, made.clone()));
+            if *t == id {
+                return v.clone().downcast::<T>().unwrap_or(made);
+            }
+        }
+        made
     }
 }
 
@@ -71,6 +79,18 @@ mod tests {
         let b = m.get_or_init::<u32>(|| unreachable!("computed once"));
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(*m.get_or_init(|| String::from("x")), "x");
+    }
+
+    #[test]
+    fn values_of_more_types_than_slots_are_still_given() {
+        let m = Memo::default();
+        assert_eq!(*m.get_or_init(|| 1u8), 1);
+        assert_eq!(*m.get_or_init(|| 2u16), 2);
+        assert_eq!(*m.get_or_init(|| 3u32), 3);
+        assert_eq!(*m.get_or_init(|| 4u64), 4);
+        assert_eq!(*m.get_or_init(|| 5i8), 5);
+        assert_eq!(*m.get_or_init(|| 6i8), 6, "not memoised beyond the slots");
+        assert_eq!(*m.get_or_init::<u8>(|| unreachable!("memoised")), 1);
     }
 
     #[test]
