@@ -331,7 +331,11 @@ impl Plugin for Predicates {
 
     fn predicate(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Result<(), FitError> {
         let c = Cluster::new(ssn, &self.view);
-        let state = self.state_of(task);
+        // Read in place: cloning the shared state's Arc from every thread checking the task's
+        // nodes would make its reference count the contended line of the scan.
+        let states = self.states.read().unwrap_or_else(|p| p.into_inner());
+        let none = CycleState::default();
+        let state = states.get(&task).map_or(&none, |s| s.as_ref());
         let mut statuses = Vec::new();
         if ssn.snap.nodes.max_task_num(node) <= c.pods_on(node).len() as f64 {
             statuses.push(Status {
@@ -339,10 +343,10 @@ impl Plugin for Predicates {
                 reason: POD_NUMBER_EXCEEDED.into(),
             });
         }
-        let (stable, fit) = self.cached_stable_filters(&c, task, node, &state);
+        let (stable, fit) = self.cached_stable_filters(&c, task, node, state);
         statuses.extend(stable);
         if fit {
-            self.other_filters(&c, task, node, &state, &mut statuses);
+            self.other_filters(&c, task, node, state, &mut statuses);
         }
         if statuses.is_empty() {
             Ok(())
