@@ -353,10 +353,12 @@ impl SnapshotBuilder {
             .par_iter()
             .map(|p| {
                 let row = TaskRow::of(p);
-                let job = row
-                    .group
-                    .as_deref()
-                    .and_then(|g| job_of.get(&(&*row.namespace, g)).copied());
+                let job = p
+                    .metadata
+                    .annotations
+                    .get(GROUP_NAME_ANNOTATION)
+                    .filter(|g| !g.is_empty())
+                    .and_then(|g| job_of.get(&(&*row.namespace, g.as_str())).copied());
                 (job, row, p)
             })
             .collect();

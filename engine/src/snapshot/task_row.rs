@@ -4,12 +4,10 @@
 //! in the pod's memo, so a snapshot only derives the rows of pods that changed since the last
 //! cycle; the others are copied (shared strings, no parsing).
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::build::{
-    GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool,
-    pod_request,
-};
+use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
 use crate::api::{Pod, Time};
 use crate::model::{Resource, TaskStatus};
 
@@ -20,8 +18,6 @@ pub(super) struct TaskRow {
     pub uid: Arc<str>,
     /// True when `uid` is the pod's own UID (not `namespace/name`).
     pub has_uid: bool,
-    /// The PodGroup the pod names (`scheduling.k8s.io/group-name`), if any.
-    pub group: Option<String>,
     pub name: Arc<str>,
     pub namespace: Arc<str>,
     pub role: Arc<str>,
@@ -36,6 +32,32 @@ pub(super) struct TaskRow {
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
 pub fn prepare_task_row(pod: &Pod) {
     TaskRow::of(pod);
+}
+
+/// `text` as a shared string; the empty one (most pods have no role) is allocated once.
+fn shared_text(text: &str) -> Arc<str> {
+    static EMPTY: OnceLock<Arc<str>> = OnceLock::new();
+    if text.is_empty() {
+        EMPTY.get_or_init(|| Arc::from("")).clone()
+    } else {
+        text.into()
+    }
+}
+
+/// A namespace name, one shared copy per namespace for the life of the process (a cluster has
+/// few namespaces and hundreds of thousands of pods in them).
+fn namespace_text(namespace: &str) -> Arc<str> {
+    static NAMES: OnceLock<Mutex<HashSet<Arc<str>>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(name) = names.get(namespace) {
+        return name.clone();
+    }
+    let name: Arc<str> = namespace.into();
+    names.insert(name.clone());
+    name
 }
 
 impl TaskRow {
@@ -76,14 +98,9 @@ impl TaskRow {
         TaskRow {
             uid: uid.into(),
             has_uid: !m.uid.is_empty(),
-            group: m
-                .annotations
-                .get(GROUP_NAME_ANNOTATION)
-                .filter(|g| !g.is_empty())
-                .cloned(),
             name: m.name.as_str().into(),
-            namespace: m.namespace.as_str().into(),
-            role: role.into(),
+            namespace: namespace_text(&m.namespace),
+            role: shared_text(role),
             resreq: pod_request(p),
             priority,
             preemptable,

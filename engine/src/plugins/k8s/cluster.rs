@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::pod_info::PodInfo;
-use super::requests::{Amounts, PodResource};
+use super::requests::PodResource;
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
@@ -166,7 +166,7 @@ impl ClusterView {
 /// A node's summed requests, as `NodeInfo.Requested` / `NonZeroRequested`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeRequested {
-    pub requested: Amounts,
+    pub requested: BTreeMap<&'static str, i64>,
     pub non0_cpu: i64,
     pub non0_mem: i64,
 }
@@ -174,13 +174,8 @@ pub struct NodeRequested {
 impl NodeRequested {
     /// Adds (`sign = 1`) or removes (`sign = -1`) one pod's requests.
     fn add(&mut self, r: &PodResource, sign: i64) {
-        for (k, v) in &r.requested {
-            match self.requested.get_mut(k) {
-                Some(x) => *x += sign * v,
-                None => {
-                    self.requested.insert(k.clone(), sign * v);
-                }
-            }
+        for &(k, v) in r.requested.iter() {
+            *self.requested.entry(k).or_insert(0) += sign * v;
         }
         self.non0_cpu += sign * r.non0_cpu;
         self.non0_mem += sign * r.non0_mem;

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::api::{Container, Pod, ResourceList};
-use crate::model::{Quantity, Resource, ResourceName};
+use crate::model::{Dim, Quantity, Resource, ResourceName};
 
 /// Amount per resource name, in kube units.
 pub type Amounts = BTreeMap<String, i64>;
@@ -86,7 +86,8 @@ pub fn pod_requests(pod: &Pod, non_zero: bool) -> Amounts {
 /// `PodInfo.CalculateResource`: real requests plus the non-zero cpu and memory.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodResource {
-    pub requested: Amounts,
+    /// Real requests by resource name (names interned: every pod of the cluster keeps one).
+    pub requested: Box<[(&'static str, i64)]>,
     pub non0_cpu: i64,
     pub non0_mem: i64,
 }
@@ -96,7 +97,10 @@ impl PodResource {
     pub fn of(pod: &Pod) -> PodResource {
         let non0 = pod_requests(pod, true);
         PodResource {
-            requested: pod_requests(pod, false),
+            requested: pod_requests(pod, false)
+                .into_iter()
+                .map(|(name, v)| (Dim::of(&name).name(), v))
+                .collect(),
             non0_cpu: non0.get("cpu").copied().unwrap_or(0),
             non0_mem: non0.get("memory").copied().unwrap_or(0),
         }
@@ -104,7 +108,10 @@ impl PodResource {
 
     /// The real request of `name` (0 when absent).
     pub fn get(&self, name: &str) -> i64 {
-        self.requested.get(name).copied().unwrap_or(0)
+        self.requested
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |(_, v)| *v)
     }
 }
 
