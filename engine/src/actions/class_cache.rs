@@ -198,6 +198,9 @@ impl Class {
     }
 }
 
+/// Dirty nodes below which a class re-ranks them on the calling thread.
+const PARALLEL_RERANK: usize = 32;
+
 impl ClassCache {
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
     /// sampling on, or a plugin that is not node-local for it).
@@ -254,7 +257,12 @@ impl ClassCache {
             let mut dirty: Vec<NodeId> = changes.to_vec();
             dirty.sort_unstable();
             dirty.dedup();
-            let ranks: Vec<Rank> = dirty.par_iter().map(|&n| rank(ssn, t, n)).collect();
+            // A placement dirties one node: fanning that out costs more than ranking it here.
+            let ranks: Vec<Rank> = if dirty.len() < PARALLEL_RERANK {
+                dirty.iter().map(|&n| rank(ssn, t, n)).collect()
+            } else {
+                dirty.par_iter().map(|&n| rank(ssn, t, n)).collect()
+            };
             for (n, r) in dirty.into_iter().zip(ranks) {
                 class.set(n, r);
             }
