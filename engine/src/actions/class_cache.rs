@@ -68,6 +68,10 @@ impl Signature {
 #[derive(Debug, Clone)]
 enum Rank {
     Infeasible(FitError),
+    /// Outside the class's static feasible set (`Session::static_feasible`): fails whatever the
+    /// session does; why is worked out only when the class fits nowhere (`None`: not yet, or
+    /// the node changed since).
+    Deferred(Option<FitError>),
     /// `group` 0: fits idle now; 1: fits only future idle.
     Feasible {
         group: u8,
@@ -159,13 +163,31 @@ fn rank(ssn: &Session, t: TaskId, n: NodeId) -> Rank {
 }
 
 impl Class {
+    /// Works out why the deferred nodes fail (they must: the static set is a superset of the
+    /// nodes that can pass; one that passes after all is ranked like any other).
+    fn resolve_deferred(&mut self, ssn: &Session, t: TaskId) {
+        let pending: Vec<NodeId> = (0..self.ranks.len())
+            .filter(|&n| matches!(self.ranks[n], Rank::Deferred(None)))
+            .map(|n| NodeId(n as u32))
+            .collect();
+        let ranks: Vec<Rank> = pending.par_iter().map(|&n| rank(ssn, t, n)).collect();
+        for (n, r) in pending.into_iter().zip(ranks) {
+            match r {
+                Rank::Infeasible(e) => self.ranks[n.idx()] = Rank::Deferred(Some(e)),
+                feasible => self.set(n, feasible),
+            }
+        }
+    }
+
     /// Every node's failure, collected once while no rank changes.
     fn errors(&mut self) -> &Arc<BTreeMap<NodeId, FitError>> {
         let ranks = &self.ranks;
         self.errors.get_or_insert_with(|| {
             let failures = ranks.iter().enumerate().filter_map(|(n, r)| match r {
-                Rank::Infeasible(e) => Some((NodeId(n as u32), e.clone())),
-                Rank::Feasible { .. } => None,
+                Rank::Infeasible(e) | Rank::Deferred(Some(e)) => {
+                    Some((NodeId(n as u32), e.clone()))
+                }
+                Rank::Feasible { .. } | Rank::Deferred(None) => None,
             });
             Arc::new(failures.collect())
         })
@@ -176,6 +198,9 @@ impl Class {
         let same_failure = matches!(
             (&self.ranks[n.idx()], &r),
             (Rank::Infeasible(old), Rank::Infeasible(new)) if old == new
+        ) || matches!(
+            (&self.ranks[n.idx()], &r),
+            (Rank::Deferred(None), Rank::Deferred(None))
         );
         if !same_failure {
             self.errors = None;
@@ -216,9 +241,13 @@ impl ClassCache {
             let next = self.classes.len();
             let id = *self.by_signature.entry(sig).or_insert(next);
             if id == next {
-                let ranks: Vec<Rank> = (0..ssn.state.snap.nodes.len() as u32)
+                let statics = ssn.static_feasible(t);
+                let ranks: Vec<Rank> = (0..ssn.state.snap.nodes.len())
                     .into_par_iter()
-                    .map(|n| rank(ssn, t, NodeId(n)))
+                    .map(|n| match &statics {
+                        Some(s) if !s.contains(n) => Rank::Deferred(None),
+                        _ => rank(ssn, t, NodeId(n as u32)),
+                    })
                     .collect();
                 let mut class = Class {
                     ranks: Vec::new(),
@@ -235,7 +264,7 @@ impl ClassCache {
                             score: *score,
                             node: n as u32,
                         }),
-                        Rank::Infeasible(_) => None,
+                        Rank::Infeasible(_) | Rank::Deferred(_) => None,
                     })
                     .collect();
                 class.ranks = ranks;
@@ -257,16 +286,24 @@ impl ClassCache {
             let mut dirty: Vec<NodeId> = changes.to_vec();
             dirty.sort_unstable();
             dirty.dedup();
+            let ranks_of = &class.ranks;
+            let rerank = |&n: &NodeId| match ranks_of[n.idx()] {
+                Rank::Deferred(_) => Rank::Deferred(None),
+                _ => rank(ssn, t, n),
+            };
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let ranks: Vec<Rank> = if dirty.len() < PARALLEL_RERANK {
-                dirty.iter().map(|&n| rank(ssn, t, n)).collect()
+                dirty.iter().map(rerank).collect()
             } else {
-                dirty.par_iter().map(|&n| rank(ssn, t, n)).collect()
+                dirty.par_iter().map(rerank).collect()
             };
             for (n, r) in dirty.into_iter().zip(ranks) {
                 class.set(n, r);
             }
             class.seen = ssn.state.node_changes.len();
+        }
+        if class.order.is_empty() {
+            class.resolve_deferred(ssn, t);
         }
         Some(match class.order.first() {
             Some(k) => Ok(NodeId(k.node)),

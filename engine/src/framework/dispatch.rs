@@ -5,7 +5,10 @@
 
 use std::cmp::Ordering;
 
+use fixedbitset::FixedBitSet;
+
 use super::{EvictionContext, FitError, JobInvalid, Plugin, SearchPurpose, Session, Vote};
+
 use crate::config::Point;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -152,6 +155,17 @@ impl Session {
         self.all_by_tier()
             .flatten()
             .all(|p| p.node_local(&self.state, task))
+    }
+
+    /// StaticFeasible (tephra's own point, under the Predicate enable flag): the intersection
+    /// of what the plugins with an enabled predicate know; `None` when none knows anything.
+    pub fn static_feasible(&self, task: TaskId) -> Option<FixedBitSet> {
+        self.enabled(Point::Predicate)
+            .filter_map(|(_, p)| p.static_feasible(&self.state, task))
+            .reduce(|mut all, s| {
+                all.intersect_with(&s);
+                all
+            })
     }
 
     /// BestNode: the first plugin that names a node wins.

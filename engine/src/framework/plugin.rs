@@ -9,7 +9,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use fixedbitset::FixedBitSet;
+
 use super::{EvictionContext, FitError, JobInvalid, SearchPurpose, SessionState, Vote};
+
 use crate::config::{ArgumentError, Arguments};
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -203,6 +206,15 @@ pub trait Plugin: Send + Sync {
     /// score hooks answer `true`.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
         false
+    }
+
+    /// Nodes that can pass this plugin's predicate for `task` in this snapshot, from what a
+    /// session never changes (labels, taints, schedulability): every node outside the set fails
+    /// the predicate whatever the session does. A superset is fine; `None` (the default) says
+    /// nothing. A class ranks only these nodes up front and works out the failures of the
+    /// others when they are needed.
+    fn static_feasible(&self, ssn: &SessionState, task: TaskId) -> Option<FixedBitSet> {
+        None
     }
 
     /// Preemption dry run: `preemptor`'s simulated view starts here; `simulate_*_task` change

@@ -15,6 +15,9 @@ mod cycle_state;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 
+use fixedbitset::FixedBitSet;
+use rayon::prelude::*;
+
 use self::arguments::PredicateArgs;
 use self::cycle_state::{CycleState, PreFiltered};
 use super::k8s::{Cluster, ClusterView};
@@ -319,6 +322,33 @@ impl Plugin for Predicates {
             || !self.view.nodes_with_required_anti_affinity().is_empty();
         let spread = !pod.spec.topology_spread_constraints.is_empty();
         !(self.args.pod_affinity && affinity || self.args.pod_topology_spread && spread)
+    }
+
+    /// Nodes that pass NodeUnschedulable, the pod's `nodeSelector` (part of NodeAffinity) and
+    /// TaintToleration: filters over what a session never changes, checked with the same
+    /// functions `predicate` runs.
+    fn static_feasible(&self, ssn: &SessionState, task: TaskId) -> Option<FixedBitSet> {
+        let pod = &ssn.snap.tasks.pod[task.idx()];
+        let nodes = &ssn.snap.nodes;
+        let selector = &pod.spec.node_selector;
+        let check_selector = self.args.node_affinity && !selector.is_empty();
+        let passes = |n: usize| {
+            node_unschedulable::filter(pod, nodes.unschedulable[n]).is_ok()
+                && (!check_selector
+                    || selector
+                        .iter()
+                        .all(|(k, v)| nodes.labels[n].get(k) == Some(v)))
+                && (!self.args.taint_toleration
+                    || taint_toleration::filter(pod, &nodes.taints[n]).is_ok())
+        };
+        let pass: Vec<bool> = (0..nodes.len()).into_par_iter().map(passes).collect();
+        Some(
+            pass.iter()
+                .enumerate()
+                .filter(|(_, p)| **p)
+                .map(|(n, _)| n)
+                .collect(),
+        )
     }
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
