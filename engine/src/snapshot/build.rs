@@ -416,6 +416,21 @@ impl SnapshotBuilder {
         for j in 0..snap.jobs.len() {
             let job = JobId(j as u32);
             let juid = snap.jobs.uid[j].clone();
+            if !snap.jobs.has_sub_group_policy[j] {
+                // Without a policy every task goes to the default sub-job (none without tasks).
+                let tasks = &snap.jobs.tasks[j];
+                if !tasks.is_empty() {
+                    let topology = snap.jobs.network_topology[j].clone();
+                    let min = snap.jobs.min_available[j];
+                    let id = s.push(juid.clone(), job, juid, min, 0, topology, true);
+                    s.tasks[id.idx()] = tasks.clone();
+                    for &t in tasks {
+                        snap.tasks.sub_job[t.idx()] = Some(id);
+                    }
+                    snap.jobs.sub_jobs[j].push(id);
+                }
+                continue;
+            }
             let pg = snap.jobs.podgroup[j].clone();
             let has_policy = !pg.spec.sub_group_policy.is_empty();
             let mut default: Option<SubJobId> = None;
