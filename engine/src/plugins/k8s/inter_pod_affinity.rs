@@ -97,8 +97,8 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
         existing_anti_affinity,
         affinity,
         anti_affinity,
-        required_affinity: info.required_affinity.clone(),
-        required_anti_affinity: info.required_anti_affinity.clone(),
+        required_affinity: info.required_affinity.to_vec(),
+        required_anti_affinity: info.required_anti_affinity.to_vec(),
         matches_own_affinity: matches_all(&info.required_affinity, pod),
     }))
 }

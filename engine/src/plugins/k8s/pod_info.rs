@@ -6,13 +6,14 @@ use super::requests::PodResource;
 use crate::api::Pod;
 use crate::selector::join_errors;
 
-/// A pod's processed scheduling terms.
+/// A pod's processed scheduling terms. Kept for every pod of the cluster, so its lists are
+/// boxed slices (most are empty).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodInfo {
-    pub required_affinity: Vec<AffinityTerm>,
-    pub required_anti_affinity: Vec<AffinityTerm>,
-    pub preferred_affinity: Vec<WeightedAffinityTerm>,
-    pub preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+    pub required_affinity: Box<[AffinityTerm]>,
+    pub required_anti_affinity: Box<[AffinityTerm]>,
+    pub preferred_affinity: Box<[WeightedAffinityTerm]>,
+    pub preferred_anti_affinity: Box<[WeightedAffinityTerm]>,
     /// `podAffinity` or `podAntiAffinity` is set (kube's `PodsWithAffinity` membership).
     pub has_pod_affinity: bool,
     /// Why some term lists failed to parse; those lists are left empty, as kube leaves them nil.
@@ -84,10 +85,10 @@ impl PodInfo {
             ),
         );
         PodInfo {
-            required_affinity,
-            required_anti_affinity,
-            preferred_affinity,
-            preferred_anti_affinity,
+            required_affinity: required_affinity.into(),
+            required_anti_affinity: required_anti_affinity.into(),
+            preferred_affinity: preferred_affinity.into(),
+            preferred_anti_affinity: preferred_anti_affinity.into(),
             has_pod_affinity: pa.is_some() || anti.is_some(),
             parse_error: if errs.is_empty() {
                 None
