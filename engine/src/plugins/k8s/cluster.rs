@@ -88,26 +88,33 @@ impl ClusterView {
                 placed[t.idx()] = Some(NodeId(n as u32));
             }
         }
-        let nodes_where = |f: &(dyn Fn(&PodInfo) -> bool + Sync)| -> Vec<NodeId> {
-            (0..pods.len())
-                .filter(|&n| pods[n].iter().any(|t| f(&infos[t.idx()])))
-                .map(|n| NodeId(n as u32))
-                .collect()
-        };
-        let requested = pods
+        // Per node: Σ requests, and whether some pod has (anti-)affinity / required
+        // anti-affinity, in one parallel pass over each node's pods.
+        let per_node: Vec<(Arc<NodeRequested>, bool, bool)> = pods
             .par_iter()
             .map(|ts| {
                 let mut r = NodeRequested::default();
+                let (mut affinity, mut required_anti) = (false, false);
                 for t in ts {
-                    r.add(&infos[t.idx()].resource, 1);
+                    let info = &infos[t.idx()];
+                    r.add(&info.resource, 1);
+                    affinity |= info.has_pod_affinity;
+                    required_anti |= !info.required_anti_affinity.is_empty();
                 }
-                Arc::new(r)
+                (Arc::new(r), affinity, required_anti)
             })
             .collect();
-        let with_affinity = nodes_where(&|i| i.has_pod_affinity);
-        let with_required_anti_affinity = nodes_where(&|i| !i.required_anti_affinity.is_empty());
+        let nodes_where = |f: fn(&(Arc<NodeRequested>, bool, bool)) -> bool| -> Vec<NodeId> {
+            (0..per_node.len())
+                .filter(|&n| f(&per_node[n]))
+                .map(|n| NodeId(n as u32))
+                .collect()
+        };
+        let with_affinity = nodes_where(|p| p.1);
+        let with_required_anti_affinity = nodes_where(|p| p.2);
+        let requested = per_node.into_iter().map(|p| p.0).collect();
         ClusterView {
-            pods: pods.iter().map(|ts| Arc::new(ts.clone())).collect(),
+            pods: pods.par_iter().map(|ts| Arc::new(ts.clone())).collect(),
             infos,
             requested,
             placed,
