@@ -13,33 +13,24 @@ mod preempt;
 mod priority_queue;
 mod reclaim;
 mod shuffle;
+mod starving_jobs;
 mod victims;
 
 pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
 pub use priority_queue::PriorityQueue;
 
-use crate::config::{ConfigError, SchedulerConfig};
+use crate::config::{ConfigError, KNOWN_ACTIONS, SchedulerConfig};
 use crate::framework::Session;
 
-/// Actions tephra implements.
-pub const IMPLEMENTED: [&str; 8] = [
-    "enqueue",
-    "allocate",
-    "backfill",
-    "preempt",
-    "reclaim",
-    "shuffle",
-    "gangpreempt",
-    "gangreclaim",
-];
-
-/// Refuses a configuration that names an action tephra does not run yet.
+/// Refuses a configuration that names an action `run` does not know (tephra runs every action
+/// Volcano registers, `KNOWN_ACTIONS`; parsing refuses others, this guards configurations built
+/// by hand).
 pub fn check_supported(config: &SchedulerConfig) -> Result<(), ConfigError> {
     match config
         .actions
         .iter()
-        .find(|a| !IMPLEMENTED.contains(&a.as_str()))
+        .find(|a| !KNOWN_ACTIONS.contains(&a.as_str()))
     {
         Some(a) => Err(ConfigError::UnsupportedAction(a.clone())),
         None => Ok(()),

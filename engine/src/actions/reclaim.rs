@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::PriorityQueue;
 use super::node_search::PredicateHelper;
+use super::starving_jobs::StarvingJobs;
 use super::victims::{
     node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
     victims_can_make_room, victims_in_order,
@@ -23,43 +24,24 @@ pub fn execute(ssn: &mut Session) {
         .ok()
         .flatten()
         .unwrap_or(true);
-    let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
-    let mut seen = vec![false; snap.queues.len()];
-    let mut preemptors: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
+    let mut starving = StarvingJobs::of(ssn);
     let mut tasks: BTreeMap<JobId, PriorityQueue<TaskId>> = BTreeMap::new();
-    for j in snap.jobs.ids() {
-        if ssn.state.job_is_pending(j) || ssn.job_valid(j).is_some() {
-            continue;
-        }
-        let q = snap.jobs.queue[j.idx()];
-        if !seen[q.idx()] {
-            seen[q.idx()] = true;
-            queues.push(q, |l, r| ssn.queue_order_less(l, r));
-        }
-        if ssn.job_starving(j) {
-            preemptors
-                .entry(q)
-                .or_default()
-                .push(j, |l, r| ssn.job_order_less(l, r));
-            let mut pq = PriorityQueue::new();
-            for &t in &snap.jobs.tasks[j.idx()] {
-                if ssn.state.task_status[t.idx()] == TaskStatus::Pending
-                    && !snap.tasks.sch_gated[t.idx()]
-                {
-                    pq.push(t, |l, r| ssn.task_order_less(l, r));
-                }
+    for &j in &starving.jobs {
+        let mut pq = PriorityQueue::new();
+        for &t in &snap.jobs.tasks[j.idx()] {
+            if ssn.state.task_status[t.idx()] == TaskStatus::Pending
+                && !snap.tasks.sch_gated[t.idx()]
+            {
+                pq.push(t, |l, r| ssn.task_order_less(l, r));
             }
-            tasks.insert(j, pq);
         }
+        tasks.insert(j, pq);
     }
-    while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
+    while let Some(q) = starving.queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if ssn.overused(q) {
             continue;
         }
-        while let Some(job) = preemptors
-            .get_mut(&q)
-            .and_then(|p| p.pop(|l, r| ssn.job_order_less(l, r)))
-        {
+        while let Some(job) = starving.pop_job(ssn, q) {
             let mut stmt = Statement::new();
             while ssn.job_starving(job) {
                 let Some(t) = tasks

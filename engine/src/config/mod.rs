@@ -7,4 +7,6 @@ mod scheduler_conf;
 
 pub use arguments::{ArgumentError, Arguments};
 pub use default_conf::DEFAULT_SCHEDULER_CONF;
-pub use scheduler_conf::{ActionConfig, ConfigError, PluginOption, Point, SchedulerConfig, Tier};
+pub use scheduler_conf::{
+    ActionConfig, ConfigError, KNOWN_ACTIONS, PluginOption, Point, SchedulerConfig, Tier,
+};

@@ -730,7 +730,8 @@ extern "C" fn simulation_begin(
     })
 }
 
-fn simulated(r: Result<(), String>, msg: &TextOut) -> Status {
+/// A hook's `Result<(), String>` as a status, the error text in `msg`.
+fn unit_status(r: Result<(), String>, msg: &TextOut) -> Status {
     match r {
         Ok(()) => OK,
         Err(e) => {
@@ -749,7 +750,7 @@ extern "C" fn simulate_remove_task(
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        simulated(
+        unit_status(
             plugin(i).simulate_remove_task(&v, TaskId(preemptor), TaskId(task)),
             msg,
         )
@@ -765,7 +766,7 @@ extern "C" fn simulate_add_task(
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        simulated(
+        unit_status(
             plugin(i).simulate_add_task(&v, TaskId(preemptor), TaskId(task)),
             msg,
         )
@@ -786,13 +787,10 @@ extern "C" fn simulation_end(
 
 extern "C" fn on_allocate(i: Instance, s: &abi::Session, task: u32, msg: &TextOut) -> Status {
     guard(msg, || {
-        match plugin_mut(i).on_allocate(&SessionView::host(s), TaskId(task)) {
-            Ok(()) => OK,
-            Err(e) => {
-                put(msg, 0, &e);
-                FAILED
-            }
-        }
+        unit_status(
+            plugin_mut(i).on_allocate(&SessionView::host(s), TaskId(task)),
+            msg,
+        )
     })
 }
 

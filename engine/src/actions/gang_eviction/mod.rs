@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use bundle::{Bundle, BundleKind};
 use plan::DryRun;
 
-use super::PriorityQueue;
 use super::allocate::Worksheet;
+use super::starving_jobs::StarvingJobs;
 use crate::framework::{EvictionContext, EvictionKind, SearchPurpose, Session, Statement};
 use crate::model::{DimDefault, HyperNodeId, JobId, QueueId, Resource, SubJobId, TaskId};
 use crate::snapshot::PREEMPTABLE_KEY;
@@ -70,34 +70,12 @@ impl Args {
 /// Runs the action: queues in queue order, each queue's starving jobs in job order.
 pub(super) fn execute<F: Flavor>(ssn: &mut Session) {
     let args = Args::read(ssn, F::KIND);
-    let snap = ssn.state.snap.clone();
-    let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
-    let mut seen = vec![false; snap.queues.len()];
-    let mut starving: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
-    for j in snap.jobs.ids() {
-        if ssn.state.job_is_pending(j) || ssn.job_valid(j).is_some() {
-            continue;
-        }
-        let q = snap.jobs.queue[j.idx()];
-        if !seen[q.idx()] {
-            seen[q.idx()] = true;
-            queues.push(q, |l, r| ssn.queue_order_less(l, r));
-        }
-        if ssn.job_starving(j) {
-            starving
-                .entry(q)
-                .or_default()
-                .push(j, |l, r| ssn.job_order_less(l, r));
-        }
-    }
-    while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
+    let mut starving = StarvingJobs::of(ssn);
+    while let Some(q) = starving.queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if !F::queue_may_evict(ssn, q) {
             continue;
         }
-        while let Some(job) = starving
-            .get_mut(&q)
-            .and_then(|p| p.pop(|l, r| ssn.job_order_less(l, r)))
-        {
+        while let Some(job) = starving.pop_job(ssn, q) {
             let mut stmt = Statement::new();
             let nominations = evict_for_job::<F>(ssn, &mut stmt, q, job, args);
             if ssn.job_pipelined(job) {
