@@ -42,25 +42,6 @@ impl TaskTable {
         self.uid.is_empty()
     }
 
-    /// Room for `n` more rows in every column.
-    pub fn reserve(&mut self, n: usize) {
-        self.uid.reserve(n);
-        self.name.reserve(n);
-        self.namespace.reserve(n);
-        self.job.reserve(n);
-        self.sub_job.reserve(n);
-        self.role.reserve(n);
-        self.resreq.reserve(n);
-        self.best_effort.reserve(n);
-        self.priority.reserve(n);
-        self.preemptable.reserve(n);
-        self.sch_gated.reserve(n);
-        self.status.reserve(n);
-        self.node.reserve(n);
-        self.created.reserve(n);
-        self.pod.reserve(n);
-    }
-
     /// `namespace/name`.
     pub fn key(&self, t: TaskId) -> String {
         format!("{}/{}", self.namespace[t.idx()], self.name[t.idx()])
