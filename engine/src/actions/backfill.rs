@@ -76,7 +76,7 @@ pub fn execute(ssn: &mut Session) {
         if let Err(e) = ssn.pre_predicate(t) {
             let mut fe = FitErrors::default();
             for &n in &all {
-                std::sync::Arc::make_mut(&mut fe.nodes).insert(n, e.clone());
+                fe.nodes.insert(n, e.clone());
             }
             ssn.state.job_fit_errors[j.idx()].insert(t, fe);
             continue;
@@ -92,7 +92,7 @@ pub fn execute(ssn: &mut Session) {
         };
         if let Err(e) = allocate_and_dispatch(ssn, t, node) {
             let mut fe = FitErrors::default();
-            std::sync::Arc::make_mut(&mut fe.nodes).insert(
+            fe.nodes.insert(
                 node,
                 crate::framework::FitError::new(crate::framework::StatusCode::Error, e),
             );

@@ -7,14 +7,13 @@
 //! fit, then the highest score, ties to the first node in table order.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
 use super::node_search::allocate_predicate;
 use crate::api::{NodeAffinity, Toleration};
-use crate::framework::{FitError, FitErrors, Session};
+use crate::framework::{FitError, FitErrors, NodeFailures, Session};
 use crate::model::{Dim, DimDefault, NodeId, TaskId};
 
 /// What decides a task's node ranking, for tasks whose plugins are node-local.
@@ -129,8 +128,9 @@ struct Class {
     ranks: Vec<Rank>,
     order: BTreeSet<Key>,
     seen: usize,
-    /// The failures of `ranks`, while none changed (handed to each task that fits nowhere).
-    errors: Option<Arc<BTreeMap<NodeId, FitError>>>,
+    /// The failures in `ranks`, kept up to date with them (a version is handed to each task
+    /// that fits nowhere).
+    failures: NodeFailures,
 }
 
 /// The classes of one session.
@@ -173,37 +173,16 @@ impl Class {
         let ranks: Vec<Rank> = pending.par_iter().map(|&n| rank(ssn, t, n)).collect();
         for (n, r) in pending.into_iter().zip(ranks) {
             match r {
-                Rank::Infeasible(e) => self.ranks[n.idx()] = Rank::Deferred(Some(e)),
+                Rank::Infeasible(e) => self.set(n, Rank::Deferred(Some(e))),
                 feasible => self.set(n, feasible),
             }
         }
     }
 
-    /// Every node's failure, collected once while no rank changes.
-    fn errors(&mut self) -> &Arc<BTreeMap<NodeId, FitError>> {
-        let ranks = &self.ranks;
-        self.errors.get_or_insert_with(|| {
-            let failures = ranks.iter().enumerate().filter_map(|(n, r)| match r {
-                Rank::Infeasible(e) | Rank::Deferred(Some(e)) => {
-                    Some((NodeId(n as u32), e.clone()))
-                }
-                Rank::Feasible { .. } | Rank::Deferred(None) => None,
-            });
-            Arc::new(failures.collect())
-        })
-    }
-
     fn set(&mut self, n: NodeId, r: Rank) {
-        // A node that failed for the same reasons again leaves the failure map as it was.
-        let same_failure = matches!(
-            (&self.ranks[n.idx()], &r),
-            (Rank::Infeasible(old), Rank::Infeasible(new)) if old == new
-        ) || matches!(
-            (&self.ranks[n.idx()], &r),
-            (Rank::Deferred(None), Rank::Deferred(None))
-        );
-        if !same_failure {
-            self.errors = None;
+        match &r {
+            Rank::Infeasible(e) | Rank::Deferred(Some(e)) => self.failures.insert(n, e.clone()),
+            Rank::Feasible { .. } | Rank::Deferred(None) => self.failures.remove(n),
         }
         if let Rank::Feasible { group, score } = self.ranks[n.idx()] {
             self.order.remove(&Key {
@@ -253,8 +232,16 @@ impl ClassCache {
                     ranks: Vec::new(),
                     order: BTreeSet::new(),
                     seen: ssn.state.node_changes.len(),
-                    errors: None,
+                    failures: NodeFailures::default(),
                 };
+                class.failures = ranks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, r)| match r {
+                        Rank::Infeasible(e) => Some((NodeId(n as u32), e.clone())),
+                        Rank::Feasible { .. } | Rank::Deferred(_) => None,
+                    })
+                    .collect();
                 class.order = ranks
                     .iter()
                     .enumerate()
@@ -308,7 +295,7 @@ impl ClassCache {
         Some(match class.order.first() {
             Some(k) => Ok(NodeId(k.node)),
             None => Err(FitErrors {
-                nodes: class.errors().clone(),
+                nodes: class.failures.clone(),
                 ..Default::default()
             }),
         })

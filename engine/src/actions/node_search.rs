@@ -55,7 +55,7 @@ impl PredicateHelper {
             if let Some(k) = &key
                 && let Some(e) = self.cache.get(k).and_then(|m| m.get(&n))
             {
-                std::sync::Arc::make_mut(&mut errs.nodes).insert(n, e.clone());
+                errs.nodes.insert(n, e.clone());
                 continue;
             }
             match check(ssn, task, n) {
@@ -67,7 +67,7 @@ impl PredicateHelper {
                             .or_default()
                             .insert(n, e.clone());
                     }
-                    std::sync::Arc::make_mut(&mut errs.nodes).insert(n, e);
+                    errs.nodes.insert(n, e);
                 }
             }
         }

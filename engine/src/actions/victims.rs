@@ -99,7 +99,7 @@ pub fn nodes_worth_trying(ssn: &Session, task: TaskId) -> Vec<NodeId> {
     };
     all.filter(|n| {
         errs.nodes
-            .get(n)
+            .get(*n)
             .is_none_or(|e| !e.has_any(&[StatusCode::UnschedulableAndUnresolvable]))
     })
     .collect()
@@ -114,7 +114,7 @@ pub fn worth_trying_among(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<
         .job_of(task)
         .and_then(|j| ssn.state.job_fit_errors[j.idx()].get(&task));
     let unresolvable = |n: &NodeId| {
-        errs.and_then(|e| e.nodes.get(n))
+        errs.and_then(|e| e.nodes.get(*n))
             .is_some_and(|e| e.has_any(&[StatusCode::UnschedulableAndUnresolvable]))
     };
     if ssn.state.snap.nodes.ids().all(|n| unresolvable(&n)) {

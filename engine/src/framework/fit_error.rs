@@ -1,10 +1,9 @@
 //! Predicate outcomes: status codes, a task's failure on one node, and on all nodes.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::model::NodeId;
+use super::NodeFailures;
 
 /// Volcano's / kube-scheduler's status codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +61,9 @@ impl fmt::Display for FitError {
 /// Why a task could not be placed anywhere: per-node errors, or one message for all nodes.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FitErrors {
-    /// Shared: every task of an equivalence class that fits nowhere gets the same map.
-    pub nodes: Arc<BTreeMap<NodeId, FitError>>,
+    /// Shared: every task of an equivalence class that fits nowhere gets a version of the
+    /// class's map.
+    pub nodes: NodeFailures,
     /// Set when the search was limited to one hyper-node.
     pub hyper_node: Option<String>,
     /// A message that applies to every node (e.g. a failed pre-predicate).
@@ -74,12 +74,7 @@ impl FitErrors {
     /// "0/N nodes are unavailable: 2 Insufficient cpu, 1 node(s) had untolerated taint."
     /// with `total` the number of nodes considered.
     pub fn summary(&self, total: usize) -> String {
-        let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
-        for e in self.nodes.values() {
-            for r in e.reasons() {
-                *hist.entry(r).or_default() += 1;
-            }
-        }
+        let hist: Vec<(&str, usize)> = self.nodes.reason_counts().collect();
         let prefix = self
             .hyper_node
             .as_ref()

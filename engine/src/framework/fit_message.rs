@@ -1,10 +1,10 @@
 //! Human-readable reasons why a job or task was not scheduled (Volcano's `FitError()` texts).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use super::{FitError, FitErrors, SessionState};
-use crate::model::{JobId, NodeId, TaskId, TaskStatus};
+use super::{FitErrors, NodeFailures, SessionState};
+use crate::model::{JobId, TaskId, TaskStatus};
 
 /// Summaries of fit errors whose per-node map is shared (all tasks of a class that fit nowhere
 /// share one), so each is written once. An entry keeps its map alive, so the map's address
@@ -12,16 +12,16 @@ use crate::model::{JobId, NodeId, TaskId, TaskStatus};
 #[derive(Debug, Default)]
 pub struct SummaryCache(Mutex<HashMap<SummaryKey, Summary>>);
 
-/// The map's address, the hyper-node and the message of a `FitErrors`.
+/// The map version's address, the hyper-node and the message of a `FitErrors`.
 type SummaryKey = (usize, Option<String>, String);
 
-/// The map (kept alive) and its summary.
-type Summary = (Arc<BTreeMap<NodeId, FitError>>, String);
+/// The map version (kept alive) and its summary.
+type Summary = (NodeFailures, String);
 
 impl SummaryCache {
     fn summary(&self, fe: &FitErrors, total: usize) -> String {
         let key = (
-            Arc::as_ptr(&fe.nodes) as usize,
+            fe.nodes.version_address(),
             fe.hyper_node.clone(),
             fe.message.clone(),
         );

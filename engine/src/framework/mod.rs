@@ -8,6 +8,7 @@ mod event;
 mod eviction;
 mod fit_error;
 mod fit_message;
+mod node_failures;
 mod options;
 mod plugin;
 mod registry;
@@ -26,6 +27,7 @@ pub use decisions::{
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};
 pub use fit_error::{FitError, FitErrors, Status, StatusCode};
+pub use node_failures::NodeFailures;
 pub use options::{NodeSampling, SessionOptions};
 pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;

@@ -49,7 +49,7 @@ pub fn allocate_resources_for_tasks(
         if let Err(e) = ssn.pre_predicate(t) {
             let mut fe = FitErrors::default();
             for &n in nodes {
-                std::sync::Arc::make_mut(&mut fe.nodes).insert(n, e.clone());
+                fe.nodes.insert(n, e.clone());
             }
             ssn.state.job_fit_errors[job.idx()].insert(t, fe);
             if need_continue_allocating(&ssn.state, sj) {
@@ -109,8 +109,7 @@ pub fn allocate_resources_for_tasks(
         };
         if let Err(e) = place(ssn, &mut stmt, t, best) {
             let mut fe = FitErrors::default();
-            std::sync::Arc::make_mut(&mut fe.nodes)
-                .insert(best, FitError::new(StatusCode::Error, e));
+            fe.nodes.insert(best, FitError::new(StatusCode::Error, e));
             ssn.state.job_fit_errors[job.idx()].insert(t, fe);
         }
         if has_topology && let Some(h) = snap.hyper_nodes.lowest_of_node[best.idx()] {

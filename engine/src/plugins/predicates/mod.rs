@@ -845,7 +845,7 @@ mod tests {
             "preemption may still try the node"
         );
         let errors = FitErrors {
-            nodes: std::sync::Arc::new([(n1, err)].into()),
+            nodes: [(n1, err)].into_iter().collect(),
             ..Default::default()
         };
         assert_eq!(
