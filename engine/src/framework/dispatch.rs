@@ -12,13 +12,14 @@ use super::{EvictionContext, FitError, JobInvalid, Plugin, SearchPurpose, Sessio
 use crate::config::Point;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
+/// The number after the last `-` of a name with at least three `-`-separated parts (task
+/// order compares it on every comparison, so nothing is allocated).
 fn pod_index(name: &str) -> Option<i64> {
-    let parts: Vec<&str> = name.split('-').collect();
-    if parts.len() >= 3 {
-        parts[parts.len() - 1].parse().ok()
-    } else {
-        None
-    }
+    let mut parts = name.rsplitn(3, '-');
+    let last = parts.next()?;
+    parts.next()?;
+    parts.next()?;
+    last.parse().ok()
 }
 
 impl Session {
@@ -428,5 +429,7 @@ mod tests {
         assert_eq!(pod_index("pg1-p-2"), Some(2));
         assert_eq!(pod_index("p-2"), None);
         assert_eq!(pod_index("a-b-x"), None);
+        assert_eq!(pod_index("job-a-b-7"), Some(7));
+        assert_eq!(pod_index("a--"), None);
     }
 }

@@ -1,8 +1,6 @@
 //! A task's kube `CycleState` for the session: what its last PrePredicate computed, and the
 //! filters a PreFilter told to skip. A skip is never withdrawn within the session, as in Volcano.
 
-use std::collections::BTreeSet;
-
 use crate::plugins::k8s::inter_pod_affinity::InterPodAffinityState;
 use crate::plugins::k8s::node_affinity::RequiredNodeAffinity;
 use crate::plugins::k8s::node_ports::HostPort;
@@ -42,12 +40,46 @@ impl PreFiltered {
     }
 }
 
+/// Filters a PreFilter told to skip: one bit per `PreFiltered` (every pending task has some, so
+/// a set that allocates would cost one allocation per task and session).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkipSet(u8);
+
+impl SkipSet {
+    /// Number of distinct sets.
+    pub const COUNT: usize = 1 << 4;
+
+    /// The set as a number below `COUNT`.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    pub fn insert(&mut self, f: PreFiltered) {
+        self.0 |= 1 << f as u8;
+    }
+
+    pub fn contains(&self, f: PreFiltered) -> bool {
+        self.0 & (1 << f as u8) != 0
+    }
+}
+
 /// The PreFilter results of one task.
 #[derive(Debug, Clone, Default)]
 pub struct CycleState {
-    pub skip: BTreeSet<PreFiltered>,
+    pub skip: SkipSet,
     pub node_affinity: Option<RequiredNodeAffinity>,
     pub node_ports: Option<Vec<HostPort>>,
     pub inter_pod_affinity: Option<InterPodAffinityState>,
     pub topology_spread: Option<SpreadFilterState>,
+}
+
+impl CycleState {
+    /// The skip set, when the state holds nothing else.
+    pub fn skips_only(&self) -> Option<SkipSet> {
+        let empty = self.node_affinity.is_none()
+            && self.node_ports.is_none()
+            && self.inter_pod_affinity.is_none()
+            && self.topology_spread.is_none();
+        empty.then_some(self.skip)
+    }
 }

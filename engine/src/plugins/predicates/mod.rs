@@ -13,13 +13,13 @@ mod arguments;
 mod cycle_state;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockWriteGuard};
 
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 
 use self::arguments::PredicateArgs;
-use self::cycle_state::{CycleState, PreFiltered};
+use self::cycle_state::{CycleState, PreFiltered, SkipSet};
 use super::k8s::{Cluster, ClusterView};
 use super::k8s::{inter_pod_affinity, node_affinity, node_ports, node_unschedulable};
 use super::k8s::{spread_filter, taint_toleration};
@@ -42,6 +42,9 @@ pub struct Predicates {
     /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it
     /// (read for every node a task is checked against, from many threads at once).
     states: RwLock<HashMap<TaskId, Arc<CycleState>>>,
+    /// The states that hold nothing but skips, one shared copy per skip set (most pending
+    /// tasks have no affinity, ports or spread constraints).
+    skips_only: [OnceLock<Arc<CycleState>>; SkipSet::COUNT],
     /// Cycle states saved while a preemption dry run changes them.
     saved: Mutex<HashMap<TaskId, Arc<CycleState>>>,
     /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
@@ -54,6 +57,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
         states: RwLock::new(HashMap::new()),
+        skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
     }))
@@ -134,13 +138,22 @@ impl Predicates {
         }
     }
 
-    fn state_of(&self, task: TaskId) -> Arc<CycleState> {
+    fn state_of(&self, task: TaskId) -> Option<Arc<CycleState>> {
         self.states
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(&task)
             .cloned()
-            .unwrap_or_default()
+    }
+
+    /// `state` to keep: a skips-only state is shared, not allocated per task.
+    fn stored(&self, state: CycleState) -> Arc<CycleState> {
+        match state.skips_only() {
+            Some(skip) => self.skips_only[skip.index()]
+                .get_or_init(|| Arc::new(state))
+                .clone(),
+            None => Arc::new(state),
+        }
     }
 
     fn run_pre_filters(
@@ -196,7 +209,7 @@ impl Predicates {
         ) {
             return (statuses, false);
         }
-        if self.args.node_affinity && !state.skip.contains(&PreFiltered::NodeAffinity) {
+        if self.args.node_affinity && !state.skip.contains(PreFiltered::NodeAffinity) {
             // Without a PreFilter state kube computes the requirement on the spot.
             let fallback;
             let required = match &state.node_affinity {
@@ -272,7 +285,7 @@ impl Predicates {
         state: &CycleState,
         statuses: &mut Vec<Status>,
     ) {
-        let skip = |f| state.skip.contains(&f);
+        let skip = |f| state.skip.contains(f);
         if self.args.node_ports && !skip(PreFiltered::NodePorts) {
             let r = match &state.node_ports {
                 None => Err(missing(PreFiltered::NodePorts)),
@@ -353,9 +366,13 @@ impl Plugin for Predicates {
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
         let c = Cluster::new(ssn, &self.view);
-        let mut state = self.state_of(task).as_ref().clone();
+        let mut state = self
+            .state_of(task)
+            .map(|s| s.as_ref().clone())
+            .unwrap_or_default();
         let result = self.run_pre_filters(&c, task, &mut state);
-        write(&self.states).insert(task, Arc::new(state));
+        let state = self.stored(state);
+        write(&self.states).insert(task, state);
         result
     }
 
@@ -388,7 +405,7 @@ impl Plugin for Predicates {
     }
 
     fn simulation_begin(&self, _ssn: &SessionState, preemptor: TaskId) {
-        let state = self.state_of(preemptor);
+        let state = self.state_of(preemptor).unwrap_or_default();
         lock(&self.saved).insert(preemptor, state);
     }
 
