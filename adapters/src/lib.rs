@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod cli;
 pub mod conformance;
+pub mod huge_pages;
 mod input_error;
 pub mod manifest;
 pub mod offline;

@@ -12,6 +12,7 @@ use tephra_adapters::cli::{Cli, run};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    tephra_adapters::huge_pages::disable_transparent_huge_pages();
     let cli = Cli::parse();
     #[cfg_attr(not(feature = "example-plugins"), allow(unused_mut))]
     let mut registry = tephra_adapters::plugins::registry();

@@ -18,7 +18,12 @@ fn log_filter(v: u8) -> EnvFilter {
     ))
 }
 
+/// mimalloc, as in the `tephra` binary the benchmarks measure.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
+    tephra_adapters::huge_pages::disable_transparent_huge_pages();
     let flags = match Flags::parse_from_args(std::env::args_os()) {
         Ok(f) => f,
         Err(e) => e.exit(),
