@@ -5,6 +5,7 @@ mod duration;
 mod ids;
 mod quantity;
 mod resource;
+mod scalar_map;
 mod status;
 
 pub use dim::Dim;

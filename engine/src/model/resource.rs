@@ -9,6 +9,7 @@ use std::fmt;
 
 use super::dim::Dim;
 use super::quantity::Quantity;
+use super::scalar_map::ScalarMap;
 
 /// Volcano's `minResource`.
 pub const EPSILON: f64 = 0.1;
@@ -57,13 +58,13 @@ impl fmt::Debug for ResourceName {
     }
 }
 
-/// A resource vector. `scalars == None` is Go's nil map, which several operations treat
+/// A resource vector. A nil scalar map is Go's nil map, which several operations treat
 /// differently from an empty map.
 #[derive(Clone, Default, PartialEq)]
 pub struct Resource {
     pub milli_cpu: f64,
     pub memory: f64,
-    scalars: Option<Vec<(Dim, f64)>>,
+    scalars: ScalarMap,
 }
 
 fn le_eps(l: f64, r: f64) -> bool {
@@ -89,7 +90,7 @@ impl Resource {
         Resource {
             milli_cpu,
             memory,
-            scalars: None,
+            scalars: ScalarMap::Nil,
         }
     }
 
@@ -117,27 +118,22 @@ impl Resource {
 
     /// True when the resource has a scalar map (possibly empty).
     pub fn has_scalar_map(&self) -> bool {
-        self.scalars.is_some()
+        !self.scalars.is_nil()
     }
 
     /// The scalar entries, in dimension order.
     pub fn scalars(&self) -> impl Iterator<Item = (Dim, f64)> + '_ {
-        self.scalars.iter().flatten().copied()
+        self.scalars.as_slice().iter().copied()
     }
 
     /// The scalar value if present.
     pub fn scalar(&self, d: Dim) -> Option<f64> {
-        let v = self.scalars.as_ref()?;
-        v.binary_search_by_key(&d, |e| e.0).ok().map(|i| v[i].1)
+        self.scalars.get(d)
     }
 
     /// Sets a scalar, creating the map.
     pub fn set_scalar(&mut self, d: Dim, value: f64) {
-        let v = self.scalars.get_or_insert_with(Vec::new);
-        match v.binary_search_by_key(&d, |e| e.0) {
-            Ok(i) => v[i].1 = value,
-            Err(i) => v.insert(i, (d, value)),
-        }
+        self.scalars.set(d, value);
     }
 
     /// Adds to a scalar, creating it at 0.
@@ -216,12 +212,10 @@ impl Resource {
     pub fn sub(&mut self, rr: &Resource) -> &mut Self {
         self.milli_cpu -= rr.milli_cpu;
         self.memory -= rr.memory;
-        if let Some(v) = self.scalars.as_mut() {
+        if !self.scalars.is_nil() {
             for (d, q) in rr.scalars() {
-                match v.binary_search_by_key(&d, |e| e.0) {
-                    Ok(i) => v[i].1 -= q,
-                    Err(i) => v.insert(i, (d, -q)),
-                }
+                let cur = self.scalars.get(d).unwrap_or(0.0);
+                self.scalars.set(d, cur - q);
             }
         }
         self
@@ -238,10 +232,8 @@ impl Resource {
     pub fn multi(&mut self, ratio: f64) -> &mut Self {
         self.milli_cpu *= ratio;
         self.memory *= ratio;
-        if let Some(v) = self.scalars.as_mut() {
-            for e in v.iter_mut() {
-                e.1 *= ratio;
-            }
+        for e in self.scalars.as_mut_slice() {
+            e.1 *= ratio;
         }
         self
     }
@@ -250,10 +242,10 @@ impl Resource {
     pub fn set_max(&mut self, rr: &Resource) {
         self.milli_cpu = self.milli_cpu.max(rr.milli_cpu);
         self.memory = self.memory.max(rr.memory);
-        if rr.scalars.is_none() {
+        if rr.scalars.is_nil() {
             return;
         }
-        if self.scalars.is_none() {
+        if self.scalars.is_nil() {
             self.scalars = rr.scalars.clone();
             return;
         }
@@ -349,7 +341,7 @@ impl Resource {
         if req.memory > 0.0 && self.memory > rr.memory {
             bad.push(ResourceName::Memory);
         }
-        if self.scalars.is_some() {
+        if !self.scalars.is_nil() {
             for (d, q) in req.scalars() {
                 if d == Dim::PODS {
                     continue;
@@ -468,8 +460,8 @@ impl Resource {
         } else {
             dec.memory = rr.memory - self.memory;
         }
-        inc.scalars = Some(Vec::new());
-        dec.scalars = Some(Vec::new());
+        inc.scalars = ScalarMap::empty();
+        dec.scalars = ScalarMap::empty();
         let mut names: Vec<Dim> = self
             .scalars()
             .map(|e| e.0)
@@ -497,10 +489,7 @@ impl Resource {
     pub fn min_dimension(&mut self, rr: &Resource, dv: DimDefault) -> &mut Self {
         self.milli_cpu = self.milli_cpu.min(rr.milli_cpu);
         self.memory = self.memory.min(rr.memory);
-        let Some(v) = self.scalars.as_mut() else {
-            return self;
-        };
-        for e in v.iter_mut() {
+        for e in self.scalars.as_mut_slice() {
             match rr.scalar(e.0) {
                 Some(q) => e.1 = e.1.min(q),
                 None if dv == DimDefault::Infinity => {}
@@ -518,10 +507,10 @@ impl Resource {
     /// `helpers.Max(l, r)`: per-dimension max; scalars are the union, negatives dropped.
     pub fn max_of(l: &Resource, r: &Resource) -> Resource {
         let mut out = Resource::cpu_mem(l.milli_cpu.max(r.milli_cpu), l.memory.max(r.memory));
-        if l.scalars.is_none() && r.scalars.is_none() {
+        if l.scalars.is_nil() && r.scalars.is_nil() {
             return out;
         }
-        out.scalars = Some(Vec::new());
+        out.scalars = ScalarMap::empty();
         for (d, v) in l.scalars().chain(r.scalars()) {
             if v < 0.0 {
                 continue;
@@ -537,10 +526,10 @@ impl Resource {
     /// `helpers.Min(l, r)`: per-dimension min; scalars only from `l` and only when both have maps.
     pub fn min_of(l: &Resource, r: &Resource) -> Resource {
         let mut out = Resource::cpu_mem(l.milli_cpu.min(r.milli_cpu), l.memory.min(r.memory));
-        if l.scalars.is_none() || r.scalars.is_none() {
+        if l.scalars.is_nil() || r.scalars.is_nil() {
             return out;
         }
-        out.scalars = Some(Vec::new());
+        out.scalars = ScalarMap::empty();
         for (d, v) in l.scalars() {
             out.set_scalar(d, v.min(r.scalar(d).unwrap_or(0.0)));
         }
