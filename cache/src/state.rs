@@ -116,16 +116,16 @@ impl ClusterState {
             b.queue(o.clone());
         }
         for o in self.nodes.iter() {
-            b.node(o.clone());
+            b.node_ref(o);
         }
         for o in self.hyper_nodes.iter() {
             b.hyper_node(o.clone());
         }
         for o in self.pod_groups.iter() {
-            b.pod_group(o.clone());
+            b.pod_group_ref(o);
         }
         for o in self.pods.iter() {
-            b.pod(o.clone());
+            b.pod_ref(o);
         }
         for o in self.pdbs.iter() {
             b.pdb(o.clone());

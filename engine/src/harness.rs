@@ -29,7 +29,7 @@ use crate::snapshot::{GROUP_NAME_ANNOTATION, SnapshotBuilder};
 /// Collects objects and a configuration, then opens a session.
 #[derive(Debug)]
 pub struct Harness {
-    builder: SnapshotBuilder,
+    builder: SnapshotBuilder<'static>,
     conf: String,
     registry: PluginRegistry,
 }

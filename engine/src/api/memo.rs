@@ -48,6 +48,33 @@ impl Memo {
     }
 }
 
+impl Memo {
+    /// Like `get_or_init`, but lends the value instead of sharing it, so no reference count is
+    /// touched (a snapshot reads every pod's values each cycle); `None` when every slot already
+    /// holds another type.
+    pub fn get_or_init_ref<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        let mut make = Some(make);
+        let mut made: Option<Arc<T>> = None;
+        for slot in &self.slots {
+            if slot.get().is_none() {
+                if made.is_none() {
+                    made = make.take().map(|f| Arc::new(f()));
+                }
+                if let Some(m) = &made {
+                    slot.get_or_init(|| (id, m.clone()));
+                }
+            }
+            if let Some((t, v)) = slot.get()
+                && *t == id
+            {
+                return v.downcast_ref::<T>();
+            }
+        }
+        None
+    }
+}
+
 /// A copy is a new version of the object: it starts with nothing memoised.
 impl Clone for Memo {
     fn clone(&self) -> Self {
@@ -71,6 +98,26 @@ impl std::fmt::Debug for Memo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lends_the_value_it_shares() {
+        let m = Memo::default();
+        let shared = m.get_or_init(|| 7u64);
+        let lent = m.get_or_init_ref::<u64>(|| unreachable!("computed once"));
+        assert!(std::ptr::eq(lent.unwrap(), &*shared));
+        assert_eq!(m.get_or_init_ref(|| 'x'), Some(&'x'));
+    }
+
+    #[test]
+    fn lends_nothing_once_the_slots_are_full() {
+        let m = Memo::default();
+        m.get_or_init(|| 1u8);
+        m.get_or_init(|| 1u16);
+        m.get_or_init(|| 1u32);
+        m.get_or_init(|| 1u64);
+        assert_eq!(m.get_or_init_ref(|| 1i8), None);
+        assert_eq!(m.get_or_init_ref::<u16>(|| 2), Some(&1));
+    }
 
     #[test]
     fn computes_once_per_type() {

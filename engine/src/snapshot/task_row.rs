@@ -60,10 +60,35 @@ fn namespace_text(namespace: &str) -> Arc<str> {
     name
 }
 
+/// A task row lent from its pod's memo, or shared when the memo has no slot left for it.
+pub(super) enum RowRef<'a> {
+    Lent(&'a TaskRow),
+    Shared(Arc<TaskRow>),
+}
+
+impl std::ops::Deref for RowRef<'_> {
+    type Target = TaskRow;
+
+    fn deref(&self) -> &TaskRow {
+        match self {
+            RowRef::Lent(row) => row,
+            RowRef::Shared(row) => row,
+        }
+    }
+}
+
 impl TaskRow {
     /// The row of this version of `pod` (derived the first time it is asked for).
     pub fn of(pod: &Pod) -> Arc<TaskRow> {
         pod.memo.get_or_init(|| TaskRow::derive(pod))
+    }
+
+    /// The row of `pod`, lent where its memo can lend it (no reference count touched).
+    pub fn lent(pod: &Pod) -> RowRef<'_> {
+        match pod.memo.get_or_init_ref(|| TaskRow::derive(pod)) {
+            Some(row) => RowRef::Lent(row),
+            None => RowRef::Shared(TaskRow::of(pod)),
+        }
     }
 
     /// The pod's own UID (empty when it has none), the first key of the task order.
