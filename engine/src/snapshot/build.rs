@@ -295,71 +295,108 @@ impl<'a> SnapshotBuilder<'a> {
                 default_priority = pc.value;
             }
         }
-        // Jobs: PodGroups whose queue exists, by UID.
-        let mut pgs: Vec<(String, &Arc<PodGroup>, QueueId)> = Vec::new();
-        for pg in self.pod_groups.iter().map(|pg| &**pg) {
-            let qname = if pg.spec.queue.is_empty() {
-                &self.default_queue
-            } else {
-                &pg.spec.queue
-            };
-            if let Some(q) = snap.queues.id(qname) {
-                pgs.push((pg.metadata.key(), pg, q));
-            }
-        }
-        pgs.sort_by(|a, b| a.0.cmp(&b.0));
+        // Jobs: PodGroups whose queue exists, by UID; keys, sort and columns in parallel.
+        let mut pgs: Vec<(String, &Arc<PodGroup>, QueueId)> = self
+            .pod_groups
+            .par_iter()
+            .filter_map(|pg| {
+                let pg: &Arc<PodGroup> = pg;
+                let qname = if pg.spec.queue.is_empty() {
+                    &self.default_queue
+                } else {
+                    &pg.spec.queue
+                };
+                let q = snap.queues.id(qname)?;
+                Some((pg.metadata.key(), pg, q))
+            })
+            .collect();
+        pgs.par_sort_by(|a, b| a.0.cmp(&b.0));
         pgs.dedup_by(|a, b| a.0 == b.0);
         // (namespace, PodGroup name) → job, looked up without building strings per pod.
-        let mut job_of: HashMap<(&str, &str), JobId, FixedState> = HashMap::default();
-        let j = &mut snap.jobs;
-        for (uid, pg, q) in &pgs {
-            let id = JobId(j.uid.len() as u32);
-            job_of.insert(
-                (pg.metadata.namespace.as_str(), pg.metadata.name.as_str()),
-                id,
-            );
-            j.uid.push(uid.clone());
-            j.name.push(pg.metadata.name.clone());
-            j.namespace.push(pg.metadata.namespace.clone());
-            j.queue.push(*q);
-            j.min_available.push(pg.spec.min_member.max(0));
-            let prio = if pg.spec.priority_class_name.is_empty() {
+        let job_of: HashMap<(&str, &str), JobId, FixedState> = pgs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, pg, _))| {
+                let key = (pg.metadata.namespace.as_str(), pg.metadata.name.as_str());
+                (key, JobId(i as u32))
+            })
+            .collect();
+        let priority_of = |pg: &PodGroup| {
+            if pg.spec.priority_class_name.is_empty() {
                 default_priority
             } else {
                 pc_value
                     .get(pg.spec.priority_class_name.as_str())
                     .copied()
                     .unwrap_or(default_priority)
-            };
-            j.priority.push(prio);
-            j.min_resources
-                .push(pg.spec.min_resources.as_ref().map(Resource::from_list));
-            j.task_min_available.push(pg.spec.min_task_member.clone());
-            j.task_min_available_total
-                .push(pg.spec.min_task_member.values().sum());
-            let pre = pg
-                .metadata
+            }
+        };
+        let preemptable_of = |pg: &PodGroup| {
+            pg.metadata
                 .annotations
                 .get(PREEMPTABLE_KEY)
                 .or_else(|| pg.metadata.labels.get(PREEMPTABLE_KEY))
                 .map(|v| parse_go_bool(v).unwrap_or(false))
-                .unwrap_or(false);
-            j.preemptable.push(pre);
-            j.created
-                .push(pg.metadata.creation_timestamp.unwrap_or_default());
-            j.podgroup.push((*pg).clone());
-            j.tasks.push(Vec::new());
-            j.network_topology
-                .push(topology_of(&pg.spec.network_topology));
-            j.has_sub_group_policy
-                .push(!pg.spec.sub_group_policy.is_empty());
-            j.sub_jobs.push(Vec::new());
+                .unwrap_or(false)
+        };
+        let min_sub_jobs_of = |uid: &str, pg: &PodGroup| {
             let mut min_sub = BTreeMap::new();
             for p in &pg.spec.sub_group_policy {
                 min_sub.insert(format!("{uid}/{}", p.name), p.min_sub_groups.unwrap_or(0));
             }
-            j.min_sub_jobs.push(min_sub);
-        }
+            min_sub
+        };
+        let j = &mut snap.jobs;
+        j.name = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.metadata.name.clone())
+            .collect();
+        j.namespace = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.metadata.namespace.clone())
+            .collect();
+        j.queue = pgs.iter().map(|(_, _, q)| *q).collect();
+        j.min_available = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.spec.min_member.max(0))
+            .collect();
+        j.priority = pgs.par_iter().map(|(_, pg, _)| priority_of(pg)).collect();
+        j.min_resources = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.spec.min_resources.as_ref().map(Resource::from_list))
+            .collect();
+        j.task_min_available = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.spec.min_task_member.clone())
+            .collect();
+        j.task_min_available_total = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.spec.min_task_member.values().sum())
+            .collect();
+        j.preemptable = pgs
+            .par_iter()
+            .map(|(_, pg, _)| preemptable_of(pg))
+            .collect();
+        j.created = pgs
+            .par_iter()
+            .map(|(_, pg, _)| pg.metadata.creation_timestamp.unwrap_or_default())
+            .collect();
+        j.podgroup = pgs.par_iter().map(|(_, pg, _)| Arc::clone(pg)).collect();
+        j.tasks = vec![Vec::new(); pgs.len()];
+        j.network_topology = pgs
+            .par_iter()
+            .map(|(_, pg, _)| topology_of(&pg.spec.network_topology))
+            .collect();
+        j.has_sub_group_policy = pgs
+            .par_iter()
+            .map(|(_, pg, _)| !pg.spec.sub_group_policy.is_empty())
+            .collect();
+        j.sub_jobs = vec![Vec::new(); pgs.len()];
+        j.min_sub_jobs = pgs
+            .par_iter()
+            .map(|(uid, pg, _)| min_sub_jobs_of(uid, pg))
+            .collect();
+        j.uid = pgs.into_par_iter().map(|(uid, _, _)| uid).collect();
         // Tasks: by job, then pod UID; pods without a session job last. Rows of pods unchanged
         // since an earlier snapshot come from their memo, new ones are derived; both, and the
         // job lookups, in parallel.
