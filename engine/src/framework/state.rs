@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use rayon::prelude::*;
+
 use super::{Event, FitErrors, SessionOptions};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
@@ -94,20 +96,20 @@ impl SessionState {
             node_pipelined: vec![Resource::empty(); nn],
             node_tasks: vec![Vec::new(); nn],
             node_changes: Vec::new(),
-            job_counts: vec![[0; 10]; nj],
-            sub_job_counts: vec![[0; 10]; ns],
-            job_allocated: vec![Resource::empty(); nj],
-            job_total_request: vec![Resource::empty(); nj],
+            job_counts: Vec::new(),
+            sub_job_counts: Vec::new(),
+            job_allocated: Vec::new(),
+            job_total_request: Vec::new(),
             job_phase: snap
                 .jobs
                 .podgroup
-                .iter()
+                .par_iter()
                 .map(|pg| pg.status.phase.clone())
                 .collect(),
             job_conditions: snap
                 .jobs
                 .podgroup
-                .iter()
+                .par_iter()
                 .map(|pg| pg.status.conditions.clone())
                 .collect(),
             job_fit_errors: vec![BTreeMap::new(); nj],
@@ -123,19 +125,43 @@ impl SessionState {
             config,
             options,
         };
+        // Job and sub-job sums over each one's own tasks, in parallel (in task order within
+        // each, as the sequential sums would add them).
+        let tasks = &st.snap.tasks;
+        let count = |ts: &[TaskId]| {
+            let mut c: StatusCounts = [0; 10];
+            for t in ts {
+                c[tasks.status[t.idx()].index()] += 1;
+            }
+            c
+        };
+        let jobs = &st.snap.jobs;
+        st.job_counts = jobs.tasks.par_iter().map(|ts| count(ts)).collect();
+        st.sub_job_counts = st
+            .snap
+            .sub_jobs
+            .tasks
+            .par_iter()
+            .map(|ts| count(ts))
+            .collect();
+        (st.job_total_request, st.job_allocated) = jobs
+            .tasks
+            .par_iter()
+            .map(|ts| {
+                let (mut total, mut allocated) = (Resource::empty(), Resource::empty());
+                for t in ts {
+                    let r = &tasks.resreq[t.idx()];
+                    total.add(r);
+                    if tasks.status[t.idx()].is_allocated() {
+                        allocated.add(r);
+                    }
+                }
+                (total, allocated)
+            })
+            .unzip();
         for t in 0..nt {
             let tid = TaskId(t as u32);
             let status = st.task_status[t];
-            if let Some(j) = st.snap.tasks.job[t] {
-                st.job_counts[j.idx()][status.index()] += 1;
-                st.job_total_request[j.idx()].add(&st.snap.tasks.resreq[t]);
-                if status.is_allocated() {
-                    st.job_allocated[j.idx()].add(&st.snap.tasks.resreq[t]);
-                }
-            }
-            if let Some(s) = st.snap.tasks.sub_job[t] {
-                st.sub_job_counts[s.idx()][status.index()] += 1;
-            }
             if let Some(n) = st.task_node[t] {
                 // Only Binding can be refused, and snapshot tasks are never Binding.
                 if !status.is_completed() && st.node_add(n, tid).is_err() {
