@@ -7,7 +7,7 @@ use tephra_engine::api::{
     ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
     Queue,
 };
-use tephra_engine::arrival::prepare_pod;
+use tephra_engine::arrival::{prepare_node, prepare_pod};
 use tephra_engine::snapshot::{NodeTables, Snapshot, SnapshotBuilder};
 
 use crate::store::Store;
@@ -28,6 +28,12 @@ pub struct ClusterState {
     node_tables: Option<NodeTables>,
 }
 
+/// A stored object whose derived values are prepared on arrival.
+enum Arrived {
+    Pod(Arc<Pod>),
+    Node(Arc<Node>),
+}
+
 /// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
 pub(crate) fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
@@ -39,7 +45,8 @@ impl ClusterState {
         Self::default()
     }
 
-    /// A cluster holding `objects`, applied in order as upserts (pods prepared in parallel).
+    /// A cluster holding `objects`, applied in order as upserts (pods and nodes prepared in
+    /// parallel).
     pub fn from_objects(objects: impl IntoIterator<Item = ClusterObject>) -> Self {
         let mut state = Self::new();
         for o in objects {
@@ -47,6 +54,8 @@ impl ClusterState {
         }
         let pods: Vec<&Arc<Pod>> = state.pods.iter().collect();
         pods.par_iter().for_each(|p| prepare_pod(p));
+        let nodes: Vec<&Arc<Node>> = state.nodes.iter().collect();
+        nodes.par_iter().for_each(|n| prepare_node(n));
         state
     }
 
@@ -56,11 +65,11 @@ impl ClusterState {
             self.node_tables = None;
         }
         match event {
-            ClusterEvent::Upsert(object) => {
-                if let Some(pod) = self.upsert(object) {
-                    prepare_pod(&pod);
-                }
-            }
+            ClusterEvent::Upsert(object) => match self.upsert(object) {
+                Some(Arrived::Pod(pod)) => prepare_pod(&pod),
+                Some(Arrived::Node(node)) => prepare_node(&node),
+                None => {}
+            },
             ClusterEvent::Delete {
                 kind,
                 namespace,
@@ -81,16 +90,20 @@ impl ClusterState {
         }
     }
 
-    /// Stores a created or replaced object; returns the stored pod when it is one.
-    fn upsert(&mut self, object: ClusterObject) -> Option<Arc<Pod>> {
+    /// Stores a created or replaced object; returns it when it is a pod or a node (objects whose
+    /// derived values are prepared as they arrive).
+    fn upsert(&mut self, object: ClusterObject) -> Option<Arrived> {
         let meta = crate::meta_of(&object);
         let k = key(&meta.namespace, &meta.name);
         match object {
             ClusterObject::Pod(o) => {
                 self.pods.upsert(k.clone(), *o);
-                return self.pods.get(&k).cloned();
+                return self.pods.get(&k).cloned().map(Arrived::Pod);
             }
-            ClusterObject::Node(o) => self.nodes.upsert(k, *o),
+            ClusterObject::Node(o) => {
+                self.nodes.upsert(k.clone(), *o);
+                return self.nodes.get(&k).cloned().map(Arrived::Node);
+            }
             ClusterObject::PodGroup(o) => self.pod_groups.upsert(k, *o),
             ClusterObject::Queue(o) => self.queues.upsert(k, *o),
             ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
@@ -206,6 +219,23 @@ mod tests {
         s.apply_event(ClusterEvent::Upsert(node("b")));
         let snap = s.snapshot("default");
         assert_eq!(snap.nodes.name, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn a_changed_node_gets_a_new_row_and_the_others_keep_theirs() {
+        let mut s = ClusterState::from_objects([node("a"), node("b")]);
+        let first = s.snapshot("default");
+        let mut bigger = Node::default();
+        bigger.metadata.name = "b".into();
+        bigger.status.allocatable.insert(
+            "cpu".into(),
+            tephra_engine::model::Quantity::parse("8").unwrap(),
+        );
+        s.apply_event(ClusterEvent::Upsert(ClusterObject::Node(Box::new(bigger))));
+        let second = s.snapshot("default");
+        assert_eq!(first.nodes.allocatable[1].milli_cpu, 0.0);
+        assert_eq!(second.nodes.allocatable[1].milli_cpu, 8000.0);
+        assert_eq!(second.nodes.allocatable[0], first.nodes.allocatable[0]);
     }
 
     #[test]

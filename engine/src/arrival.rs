@@ -1,16 +1,21 @@
 //! Work done once per object version when the object arrives, so the cycle finds it done.
 //!
 //! Everything a cycle derives from one pod alone (its task row, its parsed kube terms) is kept in
-//! the pod's memo. The cache calls `prepare_pod` as pods come in, off the cycle's critical path;
-//! a pod it did not prepare is derived by the snapshot or the plugins that need it, with the
-//! same result.
+//! the pod's memo, and a node's snapshot row in the node's. The cache calls `prepare_pod` and
+//! `prepare_node` as objects come in, off the cycle's critical path; an object it did not prepare
+//! is derived by the snapshot or the plugins that need it, with the same result.
 
-use crate::api::Pod;
+use crate::api::{Node, Pod};
 use crate::plugins::k8s::pod_info::PodInfo;
-use crate::snapshot::prepare_task_row;
+use crate::snapshot::{prepare_node_row, prepare_task_row};
 
 /// Derives and memoises what the snapshot and the built-in plugins read from `pod`.
 pub fn prepare_pod(pod: &Pod) {
     prepare_task_row(pod);
     pod.memo.get_or_init(|| PodInfo::new(pod));
+}
+
+/// Derives and memoises the node's snapshot row.
+pub fn prepare_node(node: &Node) {
+    prepare_node_row(node);
 }

@@ -249,6 +249,9 @@ pub struct Node {
     pub metadata: ObjectMeta,
     pub spec: NodeSpec,
     pub status: NodeStatus,
+    /// What scheduling derived from this version of the node (its snapshot row).
+    #[serde(skip)]
+    pub memo: Memo,
 }
 
 /// `v1.NodeSpec`, stripped.

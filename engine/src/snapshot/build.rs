@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
+use super::node_row::NodeRow;
 use super::task_row::{RowRef, TaskRow};
 use super::{LabelIndex, NodeTable, NodeTables, NodeUsage, QueueTable, Snapshot, TaintIndex};
 use crate::api::{
@@ -215,7 +216,8 @@ impl<'a> SnapshotBuilder<'a> {
                 nodes.push(n);
             }
         }
-        // Rows in parallel, collected in order.
+        // Rows from the nodes' memos (derived for nodes that changed), columns in parallel.
+        let rows: Vec<Arc<NodeRow>> = nodes.par_iter().map(|n| NodeRow::of(n)).collect();
         t.name = nodes.par_iter().map(|n| n.metadata.name.clone()).collect();
         t.labels = nodes
             .par_iter()
@@ -223,26 +225,9 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         t.taints = nodes.par_iter().map(|n| n.spec.taints.clone()).collect();
         t.unschedulable = nodes.par_iter().map(|n| n.spec.unschedulable).collect();
-        t.allocatable = nodes
-            .par_iter()
-            .map(|n| Resource::from_list(&n.status.allocatable))
-            .collect();
-        t.capacity = nodes
-            .par_iter()
-            .map(|n| Resource::from_list(&n.status.capacity))
-            .collect();
-        t.images = nodes
-            .par_iter()
-            .map(|n| {
-                let mut images = BTreeMap::new();
-                for img in &n.status.images {
-                    for name in &img.names {
-                        images.insert(name.clone(), img.size_bytes);
-                    }
-                }
-                Arc::new(images)
-            })
-            .collect();
+        t.allocatable = rows.par_iter().map(|r| r.allocatable.clone()).collect();
+        t.capacity = rows.par_iter().map(|r| r.capacity.clone()).collect();
+        t.images = rows.par_iter().map(|r| r.images.clone()).collect();
         t.usage = vec![None; t.name.len()];
         for m in &self.node_metrics {
             let Some(n) = t.id(&m.metadata.name) else {

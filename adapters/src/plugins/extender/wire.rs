@@ -154,6 +154,7 @@ pub fn node(ssn: &SessionState, n: NodeId) -> NodeInfo<'_> {
             capacity: to_resource_list(&s.nodes.capacity[i]),
             ..Default::default()
         },
+        ..Default::default()
     };
     NodeInfo {
         name: &s.nodes.name[i],
