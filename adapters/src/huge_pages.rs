@@ -1,20 +1,48 @@
-//! Transparent huge pages off for the scheduler's process.
+//! Transparent huge pages off for the scheduler's process, unless `TEPHRA_KEEP_HUGE_PAGES` is
+//! set.
 //!
 //! mimalloc asks for huge pages on its arenas, and with them the first touch of each 2 MiB of
 //! fresh heap zeroes all 2 MiB inside one page fault. A cycle builds its snapshot, session and
-//! decisions in memory it has not touched before, and on the benchmark machine (a VM) those
-//! faults were a third to a half of a first cycle. Measured side by side with `tephra bench`
-//! (medians, 2 threads): `large` first cycle 1,383 → 757 ms, `medium-contended` 1,669 →
-//! 1,231 ms, steady-state cycles no slower, peak RSS a little lower.
+//! decisions in memory it has not touched before. On the benchmark machine (a VM whose memory the
+//! host backs lazily) those faults were a third to a half of a first cycle: measured side by side
+//! with `tephra bench` (medians, 2 threads), `large` first cycle 1,383 → 757 ms,
+//! `medium-contended` 1,669 → 1,231 ms, peak RSS a little lower. Where fresh memory is cheap the
+//! trade goes the other way, by less: `medium` first cycle 113 → 132 ms, steady cycles 86 → 90
+//! ms. An operator on such machines keeps huge pages with `TEPHRA_KEEP_HUGE_PAGES=1`.
 
-/// Turns transparent huge pages off for this process (Linux; elsewhere nothing to do). A kernel
-/// that refuses leaves them as they were: the scheduler works either way, only slower.
+/// The environment variable that keeps transparent huge pages on.
+pub const KEEP_HUGE_PAGES: &str = "TEPHRA_KEEP_HUGE_PAGES";
+
+/// Turns transparent huge pages off for this process (Linux; elsewhere nothing to do), unless
+/// `KEEP_HUGE_PAGES` is set. A kernel that refuses leaves them as they were: the scheduler works
+/// either way.
 pub fn disable_transparent_huge_pages() {
+    if std::env::var_os(KEEP_HUGE_PAGES).is_some() {
+        return;
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: `prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)` sets one flag on this process's memory
     // descriptor; it reads and writes none of our memory. Measured reason: see the module doc.
     #[allow(unsafe_code)]
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_reports_huge_pages_off_for_the_process_unless_kept() {
+        disable_transparent_huge_pages();
+        let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
+        // Kernels before 5.0 do not report the flag.
+        let Some(line) = status.lines().find(|l| l.starts_with("THP_enabled:")) else {
+            return;
+        };
+        let kept = std::env::var_os(KEEP_HUGE_PAGES).is_some();
+        let expected = if kept { "1" } else { "0" };
+        assert_eq!(line.split_whitespace().nth(1), Some(expected), "{line}");
     }
 }
