@@ -83,3 +83,37 @@ impl CycleState {
         empty.then_some(self.skip)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_sets_are_distinct_per_filter_and_index_below_count() {
+        let mut s = SkipSet::default();
+        s.insert(PreFiltered::NodePorts);
+        s.insert(PreFiltered::PodTopologySpread);
+        assert!(s.contains(PreFiltered::NodePorts) && s.contains(PreFiltered::PodTopologySpread));
+        assert!(!s.contains(PreFiltered::NodeAffinity));
+        assert!(!s.contains(PreFiltered::InterPodAffinity));
+        let mut all = SkipSet::default();
+        for f in [
+            PreFiltered::NodeAffinity,
+            PreFiltered::NodePorts,
+            PreFiltered::InterPodAffinity,
+            PreFiltered::PodTopologySpread,
+        ] {
+            all.insert(f);
+        }
+        assert_eq!(all.index(), SkipSet::COUNT - 1);
+    }
+
+    #[test]
+    fn only_a_state_without_prefilter_data_counts_as_skips_only() {
+        let mut state = CycleState::default();
+        state.skip.insert(PreFiltered::NodeAffinity);
+        assert_eq!(state.skips_only(), Some(state.skip));
+        state.node_ports = Some(Vec::new());
+        assert_eq!(state.skips_only(), None);
+    }
+}
