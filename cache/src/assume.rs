@@ -1,11 +1,13 @@
 //! `assume`: write a cycle's decisions into the cluster state as the API server would hold them
 //! once Volcano's binder, evictor and status updater have run, so the next cycle sees them.
 
+use std::sync::Arc;
+
 use tephra_engine::api::{Pod, PodCondition, Time};
 use tephra_engine::framework::Decisions;
 
 use crate::ClusterState;
-use crate::state::key;
+use crate::state::{key, prepare_pods};
 
 /// The UID the snapshot gives a pod (its `namespace/name` when the manifest has none).
 fn snapshot_uid(pod: &Pod) -> String {
@@ -38,25 +40,37 @@ impl ClusterState {
     /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
     pub fn assume(&mut self, decisions: &Decisions, now: Time) {
+        let mut changed = Vec::new();
         for b in &decisions.binds {
             if let Some(pod) = self.live_pod_mut(&b.namespace, &b.name, &b.uid) {
                 pod.spec.node_name = b.node.clone();
                 set_scheduled_condition(pod, "True", "", "");
+                changed.push(key(&b.namespace, &b.name));
             }
         }
         for e in &decisions.evictions {
             if let Some(pod) = self.live_pod_mut(&e.namespace, &e.name, &e.uid) {
                 pod.metadata.deletion_timestamp.get_or_insert(now);
+                changed.push(key(&e.namespace, &e.name));
             }
         }
         for c in &decisions.pod_conditions {
-            if let Some(pod) = self.pods.get_mut(&key(&c.namespace, &c.name)) {
+            let k = key(&c.namespace, &c.name);
+            if let Some(pod) = self.pods.get_mut(&k) {
                 set_scheduled_condition(pod, "False", &c.reason, &c.message);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
                 }
+                changed.push(k);
             }
         }
+        // The assumed pods are new versions: prepared now, as arrivals are, not by the next
+        // cycle.
+        let changed: Vec<Arc<Pod>> = changed
+            .iter()
+            .filter_map(|k| self.pods.get(k).cloned())
+            .collect();
+        prepare_pods(&changed);
         for pg in decisions.pod_groups.iter().filter(|pg| pg.changed) {
             if let Some(object) = self.pod_groups.get_mut(&key(&pg.namespace, &pg.name)) {
                 object.status = pg.status.clone();
@@ -122,6 +136,25 @@ mod tests {
             (c.type_.as_str(), c.status.as_str()),
             ("PodScheduled", "True")
         );
+    }
+
+    #[test]
+    fn an_assumed_pod_is_prepared_like_an_arrival() {
+        use tephra_engine::plugins::k8s::pod_info::PodInfo;
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        s.assume(
+            &Decisions {
+                binds: vec![bind("p", "u1", "n1")],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let p = s.pod("ns", "p").unwrap();
+        assert_eq!(p.spec.node_name, "n1", "a new version");
+        let info = p
+            .memo
+            .get_or_init_ref::<PodInfo>(|| panic!("prepared by assume"));
+        assert!(info.is_some());
     }
 
     #[test]

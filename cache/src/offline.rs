@@ -1,20 +1,22 @@
 //! The offline stand-in for kubelets and the API server between two simulated cycles.
 
 use crate::ClusterState;
+use crate::state::prepare_pods;
 
 impl ClusterState {
     /// What the cluster would do between cycles: bound pods start (phase Running) and pods
-    /// being deleted disappear.
+    /// being deleted disappear. The started pods are new versions, prepared as arrivals are.
     pub fn complete_offline(&mut self) {
         self.pods
             .retain(|p| p.metadata.deletion_timestamp.is_none());
-        self.pods.change_where(
+        let started = self.pods.change_where(
             |pod| {
                 let pending = pod.status.phase.is_empty() || pod.status.phase == "Pending";
                 pending && !pod.spec.node_name.is_empty()
             },
             |pod| pod.status.phase = "Running".into(),
         );
+        prepare_pods(&started);
     }
 }
 

@@ -34,6 +34,11 @@ enum Arrived {
     Node(Arc<Node>),
 }
 
+/// Prepares `pods` (new versions the cache stored) in parallel; see `arrival::prepare_pod`.
+pub(crate) fn prepare_pods(pods: &[Arc<Pod>]) {
+    pods.par_iter().for_each(|p| prepare_pod(p));
+}
+
 /// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
 pub(crate) fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
@@ -52,8 +57,8 @@ impl ClusterState {
         for o in objects {
             state.upsert(o);
         }
-        let pods: Vec<&Arc<Pod>> = state.pods.iter().collect();
-        pods.par_iter().for_each(|p| prepare_pod(p));
+        let pods: Vec<Arc<Pod>> = state.pods.iter().cloned().collect();
+        prepare_pods(&pods);
         let nodes: Vec<&Arc<Node>> = state.nodes.iter().collect();
         nodes.par_iter().for_each(|n| prepare_node(n));
         state

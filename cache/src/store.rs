@@ -58,13 +58,20 @@ impl<T: Clone> Store<T> {
     }
 
     /// Changes, in insertion order, every object `select` picks (each a fresh copy, as with
-    /// `get_mut`); the others stay shared with earlier snapshots.
-    pub fn change_where(&mut self, select: impl Fn(&T) -> bool, mut change: impl FnMut(&mut T)) {
+    /// `get_mut`); the others stay shared with earlier snapshots. Returns the new versions.
+    pub fn change_where(
+        &mut self,
+        select: impl Fn(&T) -> bool,
+        mut change: impl FnMut(&mut T),
+    ) -> Vec<Arc<T>> {
+        let mut changed = Vec::new();
         for object in self.by_seq.values_mut() {
             if select(object) {
                 change(fresh_copy(object));
+                changed.push(object.clone());
             }
         }
+        changed
     }
 
     /// Keeps only the objects for which `keep` is true.
