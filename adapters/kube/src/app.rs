@@ -8,7 +8,6 @@ use std::time::Duration;
 use kube::api::PostParams;
 use serde_json::json;
 use tephra_cache::ObjectKind;
-use tephra_engine::framework::NodeSampling;
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
@@ -148,11 +147,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         default_queue: flags.default_queue.clone(),
         schedule_period: flags.schedule_period,
         resource_sync_timeout: flags.resource_sync_timeout,
-        node_sampling: NodeSampling {
-            percentage_nodes_to_find: flags.percentage_nodes_to_find,
-            minimum_feasible_nodes: flags.minimum_feasible_nodes,
-            minimum_percentage_nodes_to_find: flags.minimum_percentage_nodes_to_find,
-        },
+        node_sampling: flags.node_sampling(),
         dump_dir: flags
             .cache_dumper
             .then(|| flags.cache_dump_dir.clone().into()),

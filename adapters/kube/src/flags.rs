@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
+use tephra_engine::framework::NodeSampling;
 
 /// A Go duration (`1s`, `.5s`, `1m30s`) as a `Duration`; negative values are refused.
 pub fn go_duration(s: &str) -> Result<Duration, String> {
@@ -85,15 +86,16 @@ pub struct Flags {
     /// Client burst to the API server.
     #[arg(long = "kube-api-burst", default_value = "2000")]
     pub kube_api_burst: u32,
-    /// Lower bound of feasible nodes searched per task.
-    #[arg(long = "minimum-feasible-nodes", default_value = "100")]
-    pub minimum_feasible_nodes: i32,
-    /// Lower bound of the adaptive percentage of nodes searched.
-    #[arg(long = "minimum-percentage-nodes-to-find", default_value = "5")]
-    pub minimum_percentage_nodes_to_find: i32,
-    /// Fixed percentage of nodes searched; <= 0 means adaptive.
-    #[arg(long = "percentage-nodes-to-find", default_value = "0")]
-    pub percentage_nodes_to_find: i32,
+    /// Lower bound of feasible nodes searched per task (Volcano's default 100). Node sampling
+    /// is on only when one of the three sampling flags is given; see `node_sampling`.
+    #[arg(long = "minimum-feasible-nodes")]
+    pub minimum_feasible_nodes: Option<i32>,
+    /// Lower bound of the adaptive percentage of nodes searched (Volcano's default 5).
+    #[arg(long = "minimum-percentage-nodes-to-find")]
+    pub minimum_percentage_nodes_to_find: Option<i32>,
+    /// Fixed percentage of nodes searched; <= 0 means adaptive (Volcano's default 0).
+    #[arg(long = "percentage-nodes-to-find")]
+    pub percentage_nodes_to_find: Option<i32>,
     /// Directory of Go plugins (.so); tephra cannot load Go plugins and refuses a non-empty one.
     #[arg(long = "plugins-dir", default_value = "")]
     pub plugins_dir: String,
@@ -247,6 +249,26 @@ pub enum FlagError {
 }
 
 impl Flags {
+    /// Node sampling as Volcano does it, when one of its flags is given (the others then take
+    /// Volcano's defaults); `None`, every feasible node considered, when none is.
+    pub fn node_sampling(&self) -> Option<NodeSampling> {
+        let given = self.percentage_nodes_to_find.is_some()
+            || self.minimum_feasible_nodes.is_some()
+            || self.minimum_percentage_nodes_to_find.is_some();
+        let volcano = NodeSampling::default();
+        given.then(|| NodeSampling {
+            percentage_nodes_to_find: self
+                .percentage_nodes_to_find
+                .unwrap_or(volcano.percentage_nodes_to_find),
+            minimum_feasible_nodes: self
+                .minimum_feasible_nodes
+                .unwrap_or(volcano.minimum_feasible_nodes),
+            minimum_percentage_nodes_to_find: self
+                .minimum_percentage_nodes_to_find
+                .unwrap_or(volcano.minimum_percentage_nodes_to_find),
+        })
+    }
+
     /// Parses a command line (the first item is the program name).
     pub fn parse_from_args<I, T>(args: I) -> Result<Flags, clap::Error>
     where
@@ -359,6 +381,25 @@ mod tests {
         assert_eq!(f.leader_elect_resource_name, "volcano");
         assert_eq!(f.lease_namespace(), "volcano-system");
         assert_eq!(f.leader_elect_lease_duration, Duration::from_secs(15));
+    }
+
+    #[test]
+    fn node_sampling_is_off_unless_one_of_its_flags_is_given() {
+        assert_eq!(parse(CHART_ARGS).unwrap().node_sampling(), None);
+        let f = parse(&["--percentage-nodes-to-find=30"]).unwrap();
+        assert_eq!(
+            f.node_sampling(),
+            Some(NodeSampling {
+                percentage_nodes_to_find: 30,
+                ..NodeSampling::default()
+            })
+        );
+        let f = parse(&["--minimum-feasible-nodes", "100"]).unwrap();
+        assert_eq!(
+            f.node_sampling(),
+            Some(NodeSampling::default()),
+            "Volcano's own value, given explicitly, still samples"
+        );
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub struct LoopSettings {
     pub default_queue: String,
     pub schedule_period: Duration,
     pub resource_sync_timeout: Duration,
-    pub node_sampling: NodeSampling,
+    /// Volcano's node sampling, when its flags ask for it; `None`: every feasible node.
+    pub node_sampling: Option<NodeSampling>,
     pub dump_dir: Option<PathBuf>,
     pub watched: Vec<ObjectKind>,
 }
@@ -323,7 +324,7 @@ impl Scheduler {
         let options = SessionOptions {
             now,
             uid: format!("{}-{}", self.session_prefix, self.cycle),
-            node_sampling: Some(self.settings.node_sampling),
+            node_sampling: self.settings.node_sampling,
             timers: self.timers.clone(),
             ..Default::default()
         };
