@@ -124,11 +124,6 @@ impl NodeFailures {
     pub fn same_version(&self, other: &NodeFailures) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-
-    /// An address that identifies this version while it is alive.
-    pub fn version_address(&self) -> usize {
-        Arc::as_ptr(&self.0) as usize
-    }
 }
 
 impl PartialEq for NodeFailures {

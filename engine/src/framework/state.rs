@@ -70,8 +70,6 @@ pub struct SessionState {
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
     events: Mutex<Vec<Event>>,
-    /// Fit-error summaries already written, by shared per-node map.
-    pub(super) fit_summaries: super::fit_message::SummaryCache,
 }
 
 impl SessionState {
@@ -120,7 +118,6 @@ impl SessionState {
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             events: Mutex::new(Vec::new()),
-            fit_summaries: Default::default(),
             snap,
             config,
             options,
