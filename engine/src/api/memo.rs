@@ -7,13 +7,17 @@
 //! it was derived from.
 
 use std::any::{Any, TypeId};
+use std::cell::LazyCell;
 use std::sync::{Arc, OnceLock};
 
 /// How many derived types one object can keep; a value of one more type is computed every time
 /// it is asked for (correct, just not memoised).
 const SLOTS: usize = 4;
 
-type Entry = (TypeId, Arc<dyn Any + Send + Sync>);
+/// A memoised value, of the type its entry's id names.
+type Value = Arc<dyn Any + Send + Sync>;
+
+type Entry = (TypeId, Value);
 
 /// A small type-keyed store of derived values, one per type. Reads take no lock: every cycle
 /// reads each pod's values from several threads.
@@ -25,53 +29,34 @@ pub struct Memo {
 impl Memo {
     /// The value of type `T`, computed by `make` the first time it is asked for.
     pub fn get_or_init<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
-        let id = TypeId::of::<T>();
-        for slot in &self.slots {
-            match slot.get() {
-                Some((t, v)) if *t == id => {
-                    if let Ok(found) = v.clone().downcast::<T>() {
-                        return found;
-                    }
-                }
-                Some(_) => {}
-                None => break,
-            }
+        match self.slot(make) {
+            Ok(value) => match Arc::clone(value).downcast::<T>() {
+                Ok(found) => found,
+                Err(_) => unreachable!("a slot holds a value of the type its id names"),
+            },
+            Err(made) => made,
         }
-        let made: Arc<T> = Arc::new(make());
-        for slot in &self.slots {
-            let (t, v) = slot.get_or_init(|| (id, made.clone()));
-            if *t == id {
-                return v.clone().downcast::<T>().unwrap_or(made);
-            }
-        }
-        made
     }
-}
 
-impl Memo {
     /// Like `get_or_init`, but lends the value instead of sharing it, so no reference count is
     /// touched (a snapshot reads every pod's values each cycle); `None` when every slot already
     /// holds another type.
     pub fn get_or_init_ref<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Option<&T> {
+        self.slot(make).ok()?.downcast_ref::<T>()
+    }
+
+    /// The value of type `T` in its slot, made by `make` into the first free slot when no slot
+    /// holds one yet; `Err(value)`, made and not kept, when every slot holds another type.
+    fn slot<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Result<&Value, Arc<T>> {
         let id = TypeId::of::<T>();
-        let mut make = Some(make);
-        let mut made: Option<Arc<T>> = None;
+        let made = LazyCell::new(|| Arc::new(make()));
         for slot in &self.slots {
-            if slot.get().is_none() {
-                if made.is_none() {
-                    made = make.take().map(|f| Arc::new(f()));
-                }
-                if let Some(m) = &made {
-                    slot.get_or_init(|| (id, m.clone()));
-                }
-            }
-            if let Some((t, v)) = slot.get()
-                && *t == id
-            {
-                return v.downcast_ref::<T>();
+            let (t, value) = slot.get_or_init(|| (id, Arc::clone(&*made) as Value));
+            if *t == id {
+                return Ok(value);
             }
         }
-        None
+        Err(Arc::clone(&*made))
     }
 }
 
