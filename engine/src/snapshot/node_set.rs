@@ -43,6 +43,20 @@ impl NodeSet {
         }
     }
 
+    /// Removes from `set` every node that is not in this set.
+    pub fn retain_in(&self, set: &mut FixedBitSet) {
+        match self {
+            NodeSet::Dense(b) => set.intersect_with(b),
+            NodeSet::Sparse(ids) => {
+                let mut kept = FixedBitSet::with_capacity(set.len());
+                for &i in ids.iter().filter(|&&i| set.contains(i as usize)) {
+                    kept.insert(i as usize);
+                }
+                *set = kept;
+            }
+        }
+    }
+
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -61,6 +75,18 @@ mod tests {
             assert_eq!(matches!(s, NodeSet::Dense(_)), universe == 100);
             assert!(s.contains(NodeId(5)) && !s.contains(NodeId(6)));
             assert_eq!(s.len(), 3);
+        }
+    }
+
+    #[test]
+    fn retain_in_keeps_only_the_members_of_both() {
+        for universe in [1000, 100] {
+            let s = NodeSet::from_sorted(vec![1, 5, 9], universe);
+            let mut all = FixedBitSet::with_capacity(universe);
+            all.insert_range(..);
+            all.remove(9);
+            s.retain_in(&mut all);
+            assert_eq!(all.ones().collect::<Vec<_>>(), [1, 5]);
         }
     }
 }

@@ -13,7 +13,7 @@ mod arguments;
 mod cycle_state;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
@@ -66,6 +66,11 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
 /// Locks a map; a poisoned lock is still usable (the maps hold no invariant across entries).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The cycle states, to read.
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The cycle states, for change.
@@ -139,11 +144,7 @@ impl Predicates {
     }
 
     fn state_of(&self, task: TaskId) -> Option<Arc<CycleState>> {
-        self.states
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&task)
-            .cloned()
+        read(&self.states).get(&task).cloned()
     }
 
     /// `state` to keep: a skips-only state is shared, not allocated per task.
@@ -337,31 +338,32 @@ impl Plugin for Predicates {
         !(self.args.pod_affinity && affinity || self.args.pod_topology_spread && spread)
     }
 
-    /// Nodes that pass NodeUnschedulable, the pod's `nodeSelector` (part of NodeAffinity) and
-    /// TaintToleration: filters over what a session never changes, checked with the same
-    /// functions `predicate` runs.
+    /// Nodes that pass the pod's `nodeSelector` (part of NodeAffinity), NodeUnschedulable and
+    /// TaintToleration: filters over what a session never changes. The selector is set algebra
+    /// on the snapshot's label index; the other two run the functions `predicate` runs, on the
+    /// nodes left (TaintToleration only on nodes with a repelling taint, as `predicate` does).
     fn static_feasible(&self, ssn: &SessionState, task: TaskId) -> Option<FixedBitSet> {
-        let pod = &ssn.snap.tasks.pod[task.idx()];
-        let nodes = &ssn.snap.nodes;
-        let selector = &pod.spec.node_selector;
-        let check_selector = self.args.node_affinity && !selector.is_empty();
-        let passes = |n: usize| {
-            node_unschedulable::filter(pod, nodes.unschedulable[n]).is_ok()
-                && (!check_selector
-                    || selector
-                        .iter()
-                        .all(|(k, v)| nodes.labels[n].get(k) == Some(v)))
+        let snap = &ssn.snap;
+        let pod = &snap.tasks.pod[task.idx()];
+        let mut candidates = FixedBitSet::with_capacity(snap.nodes.len());
+        candidates.insert_range(..);
+        if self.args.node_affinity {
+            for (key, value) in &pod.spec.node_selector {
+                match snap.labels.with_value(key, value) {
+                    Some(nodes) => nodes.retain_in(&mut candidates),
+                    None => candidates.clear(),
+                }
+            }
+        }
+        let passes = |&n: &usize| {
+            node_unschedulable::filter(pod, snap.nodes.unschedulable[n]).is_ok()
                 && (!self.args.taint_toleration
-                    || taint_toleration::filter(pod, &nodes.taints[n]).is_ok())
+                    || !snap.taints.repels(NodeId(n as u32))
+                    || taint_toleration::filter(pod, &snap.nodes.taints[n]).is_ok())
         };
-        let pass: Vec<bool> = (0..nodes.len()).into_par_iter().map(passes).collect();
-        Some(
-            pass.iter()
-                .enumerate()
-                .filter(|(_, p)| **p)
-                .map(|(n, _)| n)
-                .collect(),
-        )
+        let candidates: Vec<usize> = candidates.ones().collect();
+        let feasible: Vec<usize> = candidates.into_par_iter().filter(passes).collect();
+        Some(feasible.into_iter().collect())
     }
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
@@ -380,7 +382,7 @@ impl Plugin for Predicates {
         let c = Cluster::new(ssn, &self.view);
         // Read in place: cloning the shared state's Arc from every thread checking the task's
         // nodes would make its reference count the contended line of the scan.
-        let states = self.states.read().unwrap_or_else(|p| p.into_inner());
+        let states = read(&self.states);
         let none = CycleState::default();
         let state = states.get(&task).map_or(&none, |s| s.as_ref());
         let mut statuses = Vec::new();
