@@ -78,6 +78,28 @@ enum Rank {
     },
 }
 
+impl Rank {
+    /// Why the node fails, when that is known.
+    fn failure(&self) -> Option<&FitError> {
+        match self {
+            Rank::Infeasible(e) | Rank::Deferred(Some(e)) => Some(e),
+            Rank::Feasible { .. } | Rank::Deferred(None) => None,
+        }
+    }
+
+    /// Node `n`'s place in the class's order, when it is feasible.
+    fn key(&self, n: NodeId) -> Option<Key> {
+        match *self {
+            Rank::Feasible { group, score } => Some(Key {
+                group,
+                score,
+                node: n.0,
+            }),
+            Rank::Infeasible(_) | Rank::Deferred(_) => None,
+        }
+    }
+}
+
 /// Orders feasible nodes: idle before future, higher score first, then table order.
 #[derive(Debug, Clone, Copy)]
 struct Key {
@@ -180,23 +202,15 @@ impl Class {
     }
 
     fn set(&mut self, n: NodeId, r: Rank) {
-        match &r {
-            Rank::Infeasible(e) | Rank::Deferred(Some(e)) => self.failures.insert(n, e.clone()),
-            Rank::Feasible { .. } | Rank::Deferred(None) => self.failures.remove(n),
+        match r.failure() {
+            Some(e) => self.failures.insert(n, e.clone()),
+            None => self.failures.remove(n),
         }
-        if let Rank::Feasible { group, score } = self.ranks[n.idx()] {
-            self.order.remove(&Key {
-                group,
-                score,
-                node: n.0,
-            });
+        if let Some(old) = self.ranks[n.idx()].key(n) {
+            self.order.remove(&old);
         }
-        if let Rank::Feasible { group, score } = r {
-            self.order.insert(Key {
-                group,
-                score,
-                node: n.0,
-            });
+        if let Some(new) = r.key(n) {
+            self.order.insert(new);
         }
         self.ranks[n.idx()] = r;
     }
@@ -228,33 +242,15 @@ impl ClassCache {
                         _ => rank(ssn, t, NodeId(n as u32)),
                     })
                     .collect();
-                let mut class = Class {
-                    ranks: Vec::new(),
-                    order: BTreeSet::new(),
+                let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
+                let class = Class {
+                    order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
+                    failures: ranked()
+                        .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
+                        .collect(),
+                    ranks,
                     seen: ssn.state.node_changes.len(),
-                    failures: NodeFailures::default(),
                 };
-                class.failures = ranks
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(n, r)| match r {
-                        Rank::Infeasible(e) => Some((NodeId(n as u32), e.clone())),
-                        Rank::Feasible { .. } | Rank::Deferred(_) => None,
-                    })
-                    .collect();
-                class.order = ranks
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(n, r)| match r {
-                        Rank::Feasible { group, score } => Some(Key {
-                            group: *group,
-                            score: *score,
-                            node: n as u32,
-                        }),
-                        Rank::Infeasible(_) | Rank::Deferred(_) => None,
-                    })
-                    .collect();
-                class.ranks = ranks;
                 self.classes.push(class);
             }
             id
