@@ -35,8 +35,8 @@ enum Arrived {
 }
 
 /// Prepares `pods` (new versions the cache stored) in parallel; see `arrival::prepare_pod`.
-pub(crate) fn prepare_pods(pods: &[Arc<Pod>]) {
-    pods.par_iter().for_each(|p| prepare_pod(p));
+pub(crate) fn prepare_pods(pods: &[impl AsRef<Pod> + Sync]) {
+    pods.par_iter().for_each(|p| prepare_pod(p.as_ref()));
 }
 
 /// The store key of an object: `namespace/name` (`/name` when cluster-scoped).
@@ -57,7 +57,7 @@ impl ClusterState {
         for o in objects {
             state.upsert(o);
         }
-        let pods: Vec<Arc<Pod>> = state.pods.iter().cloned().collect();
+        let pods: Vec<&Arc<Pod>> = state.pods.iter().collect();
         prepare_pods(&pods);
         let nodes: Vec<&Arc<Node>> = state.nodes.iter().collect();
         nodes.par_iter().for_each(|n| prepare_node(n));
