@@ -470,7 +470,6 @@ impl<'a> SnapshotBuilder<'a> {
                 continue;
             }
             let pg = snap.jobs.podgroup[j].clone();
-            let has_policy = !pg.spec.sub_group_policy.is_empty();
             let mut default: Option<SubJobId> = None;
             let mut by_uid: BTreeMap<String, SubJobId> = BTreeMap::new();
             for &t in &snap.jobs.tasks[j] {
@@ -517,11 +516,8 @@ impl<'a> SnapshotBuilder<'a> {
                             juid.clone(),
                             job,
                             juid.clone(),
-                            if has_policy {
-                                1
-                            } else {
-                                snap.jobs.min_available[j]
-                            },
+                            // Beside policy groups, the default sub-job needs one task.
+                            1,
                             0,
                             snap.jobs.network_topology[j].clone(),
                             true,
