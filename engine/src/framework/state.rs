@@ -80,6 +80,34 @@ impl SessionState {
         let nn = snap.nodes.len();
         let nj = snap.jobs.len();
         let ns = snap.sub_jobs.len();
+        // Job and sub-job sums over each one's own tasks, in parallel (in task order within
+        // each, as the sequential sums would add them).
+        let tasks = &snap.tasks;
+        let count = |ts: &[TaskId]| {
+            let mut c: StatusCounts = [0; 10];
+            for t in ts {
+                c[tasks.status[t.idx()].index()] += 1;
+            }
+            c
+        };
+        let job_counts = snap.jobs.tasks.par_iter().map(|ts| count(ts)).collect();
+        let sub_job_counts = snap.sub_jobs.tasks.par_iter().map(|ts| count(ts)).collect();
+        let (job_total_request, job_allocated) = snap
+            .jobs
+            .tasks
+            .par_iter()
+            .map(|ts| {
+                let (mut total, mut allocated) = (Resource::empty(), Resource::empty());
+                for t in ts {
+                    let r = &tasks.resreq[t.idx()];
+                    total.add(r);
+                    if tasks.status[t.idx()].is_allocated() {
+                        allocated.add(r);
+                    }
+                }
+                (total, allocated)
+            })
+            .unzip();
         let mut st = SessionState {
             task_status: snap.tasks.status.clone(),
             task_node: snap.tasks.node.clone(),
@@ -94,10 +122,10 @@ impl SessionState {
             node_pipelined: vec![Resource::empty(); nn],
             node_tasks: vec![Vec::new(); nn],
             node_changes: Vec::new(),
-            job_counts: Vec::new(),
-            sub_job_counts: Vec::new(),
-            job_allocated: Vec::new(),
-            job_total_request: Vec::new(),
+            job_counts,
+            sub_job_counts,
+            job_allocated,
+            job_total_request,
             job_phase: snap
                 .jobs
                 .podgroup
@@ -122,40 +150,6 @@ impl SessionState {
             config,
             options,
         };
-        // Job and sub-job sums over each one's own tasks, in parallel (in task order within
-        // each, as the sequential sums would add them).
-        let tasks = &st.snap.tasks;
-        let count = |ts: &[TaskId]| {
-            let mut c: StatusCounts = [0; 10];
-            for t in ts {
-                c[tasks.status[t.idx()].index()] += 1;
-            }
-            c
-        };
-        let jobs = &st.snap.jobs;
-        st.job_counts = jobs.tasks.par_iter().map(|ts| count(ts)).collect();
-        st.sub_job_counts = st
-            .snap
-            .sub_jobs
-            .tasks
-            .par_iter()
-            .map(|ts| count(ts))
-            .collect();
-        (st.job_total_request, st.job_allocated) = jobs
-            .tasks
-            .par_iter()
-            .map(|ts| {
-                let (mut total, mut allocated) = (Resource::empty(), Resource::empty());
-                for t in ts {
-                    let r = &tasks.resreq[t.idx()];
-                    total.add(r);
-                    if tasks.status[t.idx()].is_allocated() {
-                        allocated.add(r);
-                    }
-                }
-                (total, allocated)
-            })
-            .unzip();
         for t in 0..nt {
             let tid = TaskId(t as u32);
             let status = st.task_status[t];
