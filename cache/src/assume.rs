@@ -42,34 +42,26 @@ impl ClusterState {
     pub fn assume(&mut self, decisions: &Decisions, now: Time) {
         let mut changed = Vec::new();
         for b in &decisions.binds {
-            if let Some(pod) = self.live_pod_mut(&b.namespace, &b.name, &b.uid) {
+            changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {
                 pod.spec.node_name = b.node.clone();
                 set_scheduled_condition(pod, "True", "", "");
-                changed.push(key(&b.namespace, &b.name));
-            }
+            }));
         }
         for e in &decisions.evictions {
-            if let Some(pod) = self.live_pod_mut(&e.namespace, &e.name, &e.uid) {
+            changed.extend(self.change_live_pod(&e.namespace, &e.name, &e.uid, |pod| {
                 pod.metadata.deletion_timestamp.get_or_insert(now);
-                changed.push(key(&e.namespace, &e.name));
-            }
+            }));
         }
         for c in &decisions.pod_conditions {
-            let k = key(&c.namespace, &c.name);
-            if let Some(pod) = self.pods.get_mut(&k) {
+            changed.extend(self.pods.change(&key(&c.namespace, &c.name), |pod| {
                 set_scheduled_condition(pod, "False", &c.reason, &c.message);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
                 }
-                changed.push(k);
-            }
+            }));
         }
         // The assumed pods are new versions: prepared now, as arrivals are, not by the next
         // cycle.
-        let changed: Vec<Arc<Pod>> = changed
-            .iter()
-            .filter_map(|k| self.pods.get(k).cloned())
-            .collect();
         prepare_pods(&changed);
         for pg in decisions.pod_groups.iter().filter(|pg| pg.changed) {
             if let Some(object) = self.pod_groups.get_mut(&key(&pg.namespace, &pg.name)) {
@@ -83,10 +75,22 @@ impl ClusterState {
         }
     }
 
-    fn live_pod_mut(&mut self, namespace: &str, name: &str, uid: &str) -> Option<&mut Pod> {
+    /// Changes the pod `namespace/name` unless it is gone or was recreated (other UID); returns
+    /// the new version.
+    fn change_live_pod(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        change: impl FnOnce(&mut Pod),
+    ) -> Option<Arc<Pod>> {
         let k = key(namespace, name);
         let same = self.pods.get(&k).is_some_and(|p| snapshot_uid(p) == uid);
-        if same { self.pods.get_mut(&k) } else { None }
+        if same {
+            self.pods.change(&k, change)
+        } else {
+            None
+        }
     }
 }
 

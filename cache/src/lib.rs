@@ -5,6 +5,7 @@ mod assume;
 mod event;
 mod kind;
 mod offline;
+mod pod_store;
 mod state;
 mod store;
 

@@ -10,13 +10,14 @@ use tephra_engine::api::{
 use tephra_engine::arrival::{prepare_node, prepare_pod};
 use tephra_engine::snapshot::{NodeTables, Snapshot, SnapshotBuilder};
 
+use crate::pod_store::PodStore;
 use crate::store::Store;
 use crate::{ClusterEvent, ObjectKind};
 
 /// Every watched object, by kind, in the order first seen.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterState {
-    pub(crate) pods: Store<Pod>,
+    pub(crate) pods: PodStore,
     pub(crate) nodes: Store<Node>,
     pub(crate) pod_groups: Store<PodGroup>,
     pub(crate) queues: Store<Queue>,
@@ -101,10 +102,7 @@ impl ClusterState {
         let meta = crate::meta_of(&object);
         let k = key(&meta.namespace, &meta.name);
         match object {
-            ClusterObject::Pod(o) => {
-                self.pods.upsert(k.clone(), *o);
-                return self.pods.get(&k).cloned().map(Arrived::Pod);
-            }
+            ClusterObject::Pod(o) => return Some(Arrived::Pod(self.pods.upsert(k, *o))),
             ClusterObject::Node(o) => {
                 self.nodes.upsert(k.clone(), *o);
                 return self.nodes.get(&k).cloned().map(Arrived::Node);
@@ -121,7 +119,8 @@ impl ClusterState {
 
     /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed
     /// since the last snapshot is derived again: the node side when a node changed, and the
-    /// rows of changed pods (the others come from the pods' memos).
+    /// rows of changed pods (the others come from the pods' memos). The pods are lent grouped
+    /// by PodGroup in task order, as the pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
         let mut b = SnapshotBuilder::new(default_queue);
         if let Some(tables) = &self.node_tables {
@@ -142,9 +141,7 @@ impl ClusterState {
         for o in self.pod_groups.iter() {
             b.pod_group_ref(o);
         }
-        for o in self.pods.iter() {
-            b.pod_ref(o);
-        }
+        b.pods_by_group(self.pods.by_group());
         for o in self.pdbs.iter() {
             b.pdb(o.clone());
         }
@@ -241,6 +238,72 @@ mod tests {
         assert_eq!(first.nodes.allocatable[1].milli_cpu, 0.0);
         assert_eq!(second.nodes.allocatable[1].milli_cpu, 8000.0);
         assert_eq!(second.nodes.allocatable[0], first.nodes.allocatable[0]);
+    }
+
+    #[test]
+    fn snapshot_task_order_is_the_one_loose_pods_get() {
+        use tephra_engine::api::{PodGroup, Queue};
+        use tephra_engine::snapshot::GROUP_NAME_ANNOTATION;
+        let grouped = |name: &str, uid: &str, group: &str| {
+            let ClusterObject::Pod(mut p) = pod("ns", name, "") else {
+                unreachable!()
+            };
+            p.metadata.uid = uid.into();
+            if !group.is_empty() {
+                let key = GROUP_NAME_ANNOTATION.to_string();
+                p.metadata.annotations.insert(key, group.into());
+            }
+            ClusterObject::Pod(p)
+        };
+        let mut queue = Queue::default();
+        queue.metadata.name = "default".into();
+        let pod_group = |name: &str| {
+            let mut pg = PodGroup::default();
+            pg.metadata.namespace = "ns".into();
+            pg.metadata.name = name.into();
+            ClusterObject::PodGroup(Box::new(pg))
+        };
+        let objects = vec![
+            ClusterObject::Queue(Box::new(queue)),
+            pod_group("g2"),
+            pod_group("g1"),
+            grouped("a", "u9", "g1"),
+            grouped("b", "u1", "no-such-group"),
+            grouped("c", "u5", "g2"),
+            grouped("d", "u2", "g1"),
+            grouped("e", "", ""),
+            grouped("f", "u3", "g2"),
+        ];
+        let mut cache = ClusterState::from_objects(objects.clone());
+        // An update moves a pod to another group.
+        cache.apply_event(ClusterEvent::Upsert(grouped("a", "u9", "g2")));
+        let snap = cache.snapshot("default");
+        let mut loose = SnapshotBuilder::new("default");
+        for o in objects.into_iter().chain([grouped("a", "u9", "g2")]) {
+            match o {
+                ClusterObject::Pod(p) if p.metadata.name == "a" && group_of(&p) == "g1" => {}
+                ClusterObject::Pod(p) => {
+                    loose.pod(Arc::new(*p));
+                }
+                ClusterObject::PodGroup(pg) => {
+                    loose.pod_group(Arc::new(*pg));
+                }
+                ClusterObject::Queue(q) => {
+                    loose.queue(Arc::new(*q));
+                }
+                _ => {}
+            }
+        }
+        let expected = loose.build();
+        let names =
+            |s: &Snapshot| -> Vec<String> { s.tasks.name.iter().map(|n| n.to_string()).collect() };
+        assert_eq!(names(&snap), ["d", "f", "c", "a", "e", "b"]);
+        assert_eq!(names(&snap), names(&expected));
+        assert_eq!(snap.tasks.job, expected.tasks.job);
+    }
+
+    fn group_of(p: &Pod) -> &str {
+        tephra_engine::snapshot::group_name(p)
     }
 
     #[test]

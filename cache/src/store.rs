@@ -58,27 +58,36 @@ impl<T: Clone> Store<T> {
     }
 
     /// Changes, in insertion order, every object `select` picks (each a fresh copy, as with
-    /// `get_mut`); the others stay shared with earlier snapshots. Returns the new versions.
+    /// `get_mut`); the others stay shared with earlier snapshots. `replaced` gets each changed
+    /// object's old and new versions as it changes, so the old one can go at once.
     pub fn change_where(
         &mut self,
         select: impl Fn(&T) -> bool,
         mut change: impl FnMut(&mut T),
-    ) -> Vec<Arc<T>> {
-        let mut changed = Vec::new();
+        mut replaced: impl FnMut(Arc<T>, &Arc<T>),
+    ) {
         for object in self.by_seq.values_mut() {
             if select(object) {
+                let old = object.clone();
                 change(fresh_copy(object));
-                changed.push(object.clone());
+                replaced(old, object);
             }
         }
-        changed
     }
 
-    /// Keeps only the objects for which `keep` is true.
-    pub fn retain(&mut self, keep: impl Fn(&T) -> bool) {
-        self.by_seq.retain(|_, o| keep(o));
+    /// Keeps only the objects for which `keep` is true; returns the others.
+    pub fn retain(&mut self, keep: impl Fn(&T) -> bool) -> Vec<Arc<T>> {
+        let mut removed = Vec::new();
+        self.by_seq.retain(|_, o| {
+            let kept = keep(o);
+            if !kept {
+                removed.push(o.clone());
+            }
+            kept
+        });
         let by_seq = &self.by_seq;
         self.seq_of.retain(|_, seq| by_seq.contains_key(seq));
+        removed
     }
 }
 
@@ -121,7 +130,8 @@ mod tests {
         let mut s = Store::default();
         s.upsert("a".into(), "a");
         s.upsert("b".into(), "b");
-        s.retain(|o| *o != "a");
+        let removed = s.retain(|o| *o != "a");
+        assert_eq!(removed.iter().map(|o| **o).collect::<Vec<_>>(), ["a"]);
         assert!(s.get("a").is_none());
         assert_eq!(names(&s), ["b"]);
     }
@@ -151,7 +161,14 @@ mod tests {
         s.upsert("a".into(), String::from("a"));
         s.upsert("b".into(), String::from("b"));
         let b = s.get("b").cloned().unwrap();
-        s.change_where(|o| o == "a", |o| o.push('!'));
+        let mut changed = Vec::new();
+        s.change_where(
+            |o| o == "a",
+            |o| o.push('!'),
+            |old, new| changed.push((old, new.clone())),
+        );
+        assert_eq!(changed.len(), 1);
+        assert_eq!((changed[0].0.as_str(), changed[0].1.as_str()), ("a", "a!"));
         assert_eq!(**s.get("a").unwrap(), "a!");
         assert!(Arc::ptr_eq(s.get("b").unwrap(), &b));
     }

@@ -12,8 +12,11 @@ use rayon::prelude::*;
 use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
+use super::pods_by_group::task_order;
 use super::task_row::{RowRef, TaskRow};
-use super::{LabelIndex, NodeTable, NodeTables, NodeUsage, QueueTable, Snapshot, TaintIndex};
+use super::{
+    LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable, Snapshot, TaintIndex,
+};
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
     PodGroup, PriorityClass, Queue, ResourceList,
@@ -37,6 +40,8 @@ pub const TASK_PRIORITY_KEY: &str = "volcano.sh/task-priority";
 pub struct SnapshotBuilder<'a> {
     nodes: Vec<Cow<'a, Arc<Node>>>,
     pods: Vec<Cow<'a, Arc<Pod>>>,
+    /// Pods already grouped, as a cache keeps them.
+    pods_by_group: Option<&'a PodsByGroup>,
     pod_groups: Vec<Cow<'a, Arc<PodGroup>>>,
     queues: Vec<Arc<Queue>>,
     priority_classes: Vec<Arc<PriorityClass>>,
@@ -131,6 +136,12 @@ impl<'a> SnapshotBuilder<'a> {
     }
     pub fn pod_ref(&mut self, p: &'a Arc<Pod>) -> &mut Self {
         self.pods.push(Cow::Borrowed(p));
+        self
+    }
+    /// Lends pods already grouped and in task order, so the snapshot neither groups nor sorts
+    /// them; pods given one by one are added to them.
+    pub fn pods_by_group(&mut self, pods: &'a PodsByGroup) -> &mut Self {
+        self.pods_by_group = Some(pods);
         self
     }
     pub fn pod_group(&mut self, pg: Arc<PodGroup>) -> &mut Self {
@@ -382,54 +393,50 @@ impl<'a> SnapshotBuilder<'a> {
             .map(|(uid, pg, _)| min_sub_jobs_of(uid, pg))
             .collect();
         j.uid = pgs.into_par_iter().map(|(uid, _, _)| uid).collect();
-        // Tasks: by job, then pod UID; pods without a session job last. Rows of pods unchanged
-        // since an earlier snapshot come from their memo, new ones are derived; both, and the
-        // job lookups, in parallel.
-        let mut pods: Vec<(Option<JobId>, RowRef, &Arc<Pod>)> = self
-            .pods
-            .par_iter()
-            .map(|p| {
-                let p: &Arc<Pod> = p;
-                let row = TaskRow::lent(p);
-                let job = p
-                    .metadata
-                    .annotations
-                    .get(GROUP_NAME_ANNOTATION)
-                    .filter(|g| !g.is_empty())
-                    .and_then(|g| job_of.get(&(&*row.namespace, g.as_str())).copied());
-                (job, row, p)
-            })
-            .collect();
-        // Order (job, uid, namespace, name): grouped by job id first (integer keys), then each
-        // job's pods by their strings.
-        pods.par_sort_by_key(|(job, _, _)| job.map(|j| j.0).unwrap_or(u32::MAX));
-        pods.par_chunk_by_mut(|a, b| a.0 == b.0).for_each(|run| {
-            run.sort_by(|(_, a, _), (_, b, _)| {
-                (a.pod_uid(), &*a.namespace, &*a.name).cmp(&(b.pod_uid(), &*b.namespace, &*b.name))
-            })
-        });
+        // Tasks: by job, each job's pods in task order, then the pods of no session job. The
+        // groups come sorted (from the cache's index, or grouped here from loose pods), so
+        // placing them takes one lookup per group.
+        let grouped;
+        let index = match self.pods_by_group {
+            Some(index) if self.pods.is_empty() => index,
+            given => {
+                let given = given.into_iter().flat_map(|i| i.groups().flat_map(|g| g.2));
+                grouped = PodsByGroup::from_pods(given.chain(self.pods.iter().map(|p| &**p)));
+                &grouped
+            }
+        };
+        let mut members: Vec<&[Arc<Pod>]> = vec![&[]; j.len()];
+        let mut jobless: Vec<&Arc<Pod>> = Vec::new();
+        for (namespace, group, pods) in index.groups() {
+            let job = (!group.is_empty())
+                .then(|| job_of.get(&(namespace, group)))
+                .flatten();
+            match job {
+                Some(job) => members[job.idx()] = pods,
+                None => jobless.extend(pods),
+            }
+        }
+        jobless.par_sort_by(|a, b| task_order(a, b));
+        let pods: Vec<&Arc<Pod>> = members.iter().copied().flatten().chain(jobless).collect();
+        // Rows of pods unchanged since an earlier snapshot come from their memo, new ones are
+        // derived; both in parallel, as are the columns.
+        let rows: Vec<RowRef> = pods.par_iter().map(|p| TaskRow::lent(p)).collect();
         let nodes = &snap.nodes;
         let t = &mut snap.tasks;
-        t.uid = pods.par_iter().map(|(_, r, _)| r.uid.clone()).collect();
-        t.name = pods.par_iter().map(|(_, r, _)| r.name.clone()).collect();
-        t.namespace = pods
-            .par_iter()
-            .map(|(_, r, _)| r.namespace.clone())
-            .collect();
-        t.role = pods.par_iter().map(|(_, r, _)| r.role.clone()).collect();
-        t.resreq = pods.par_iter().map(|(_, r, _)| r.resreq.clone()).collect();
-        t.best_effort = pods
-            .par_iter()
-            .map(|(_, r, _)| r.resreq.is_empty())
-            .collect();
-        t.priority = pods.par_iter().map(|(_, r, _)| r.priority).collect();
-        t.preemptable = pods.par_iter().map(|(_, r, _)| r.preemptable).collect();
-        t.sch_gated = pods.par_iter().map(|(_, r, _)| r.sch_gated).collect();
-        t.status = pods.par_iter().map(|(_, r, _)| r.status).collect();
-        t.created = pods.par_iter().map(|(_, r, _)| r.created).collect();
+        t.uid = rows.par_iter().map(|r| r.uid.clone()).collect();
+        t.name = rows.par_iter().map(|r| r.name.clone()).collect();
+        t.namespace = rows.par_iter().map(|r| r.namespace.clone()).collect();
+        t.role = rows.par_iter().map(|r| r.role.clone()).collect();
+        t.resreq = rows.par_iter().map(|r| r.resreq.clone()).collect();
+        t.best_effort = rows.par_iter().map(|r| r.resreq.is_empty()).collect();
+        t.priority = rows.par_iter().map(|r| r.priority).collect();
+        t.preemptable = rows.par_iter().map(|r| r.preemptable).collect();
+        t.sch_gated = rows.par_iter().map(|r| r.sch_gated).collect();
+        t.status = rows.par_iter().map(|r| r.status).collect();
+        t.created = rows.par_iter().map(|r| r.created).collect();
         t.node = pods
             .par_iter()
-            .map(|(_, _, p)| {
+            .map(|p| {
                 let name = &p.spec.node_name;
                 if name.is_empty() {
                     None
@@ -438,14 +445,18 @@ impl<'a> SnapshotBuilder<'a> {
                 }
             })
             .collect();
-        t.pod = pods.par_iter().map(|(_, _, p)| Arc::clone(p)).collect();
-        t.job = pods.iter().map(|(job, _, _)| *job).collect();
-        t.sub_job = vec![None; pods.len()];
-        for (i, job) in t.job.iter().enumerate() {
-            if let Some(j) = job {
-                snap.jobs.tasks[j.idx()].push(TaskId(i as u32));
-            }
+        t.pod = pods.par_iter().map(|p| Arc::clone(p)).collect();
+        let mut next = 0;
+        for (job, members) in members.iter().enumerate() {
+            let ids = (next..next + members.len()).map(|i| TaskId(i as u32));
+            snap.jobs.tasks[job] = ids.collect();
+            next += members.len();
         }
+        t.job = (0..members.len())
+            .flat_map(|job| std::iter::repeat_n(Some(JobId(job as u32)), members[job].len()))
+            .chain(std::iter::repeat_n(None, pods.len() - next))
+            .collect();
+        t.sub_job = vec![None; pods.len()];
         self.build_sub_jobs(snap);
     }
 

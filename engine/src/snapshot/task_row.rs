@@ -16,8 +16,6 @@ use crate::model::{Resource, TaskStatus};
 pub(super) struct TaskRow {
     /// The pod's UID, or `namespace/name` when it has none.
     pub uid: Arc<str>,
-    /// True when `uid` is the pod's own UID (not `namespace/name`).
-    pub has_uid: bool,
     pub name: Arc<str>,
     pub namespace: Arc<str>,
     pub role: Arc<str>,
@@ -91,11 +89,6 @@ impl TaskRow {
         }
     }
 
-    /// The pod's own UID (empty when it has none), the first key of the task order.
-    pub fn pod_uid(&self) -> &str {
-        if self.has_uid { &self.uid } else { "" }
-    }
-
     fn derive(p: &Pod) -> TaskRow {
         let m = &p.metadata;
         let uid = if m.uid.is_empty() {
@@ -122,7 +115,6 @@ impl TaskRow {
             .unwrap_or(true);
         TaskRow {
             uid: uid.into(),
-            has_uid: !m.uid.is_empty(),
             name: m.name.as_str().into(),
             namespace: namespace_text(&m.namespace),
             role: shared_text(role),
