@@ -158,8 +158,12 @@ mod tests {
             panic!("not a pod")
         };
         assert_eq!(
-            p.spec.containers[0].resources.requests["cpu"].milli_value(),
-            2000
+            p.spec.containers[0]
+                .resources
+                .requests
+                .get("cpu")
+                .map(|q| q.milli_value()),
+            Some(2000)
         );
     }
 

@@ -5,8 +5,10 @@
 
 mod memo;
 mod objects;
+mod resource_list;
 mod time;
 
 pub use memo::Memo;
 pub use objects::*;
+pub use resource_list::ResourceList;
 pub use time::{Time, TimeError};

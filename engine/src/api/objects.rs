@@ -4,11 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Memo, Time};
-use crate::model::Quantity;
-
-/// A `ResourceList` (`cpu: 2`, `memory: 4Gi`, ...).
-pub type ResourceList = BTreeMap<String, Quantity>;
+use super::{Memo, ResourceList, Time};
 
 /// `metadata`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

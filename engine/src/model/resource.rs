@@ -4,12 +4,11 @@
 //! strict, and the missing-dimension rules (`DimDefault::Zero` / `DimDefault::Infinity`) follow
 //! Volcano exactly, including the difference between "no scalar map" and "an empty one".
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use super::dim::Dim;
-use super::quantity::Quantity;
 use super::scalar_map::ScalarMap;
+use crate::api::ResourceList;
 
 /// Volcano's `minResource`.
 pub const EPSILON: f64 = 0.1;
@@ -100,7 +99,7 @@ impl Resource {
     }
 
     /// `NewResource(ResourceList)`.
-    pub fn from_list(list: &BTreeMap<String, Quantity>) -> Resource {
+    pub fn from_list(list: &ResourceList) -> Resource {
         let mut r = Resource::empty();
         for (name, q) in list {
             match name.as_str() {
@@ -582,8 +581,9 @@ impl fmt::Debug for Resource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Quantity;
 
-    fn list(items: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+    fn list(items: &[(&str, &str)]) -> ResourceList {
         items
             .iter()
             .map(|(k, v)| (k.to_string(), Quantity::parse(v).unwrap()))

@@ -145,12 +145,8 @@ fn qos_rank(pod: &Pod) -> u8 {
     }
     let guaranteed = cs.iter().all(|c| {
         ["cpu", "memory"].iter().all(|r| {
-            let limit = c.resources.limits.get(*r);
-            limit.is_some()
-                && c.resources
-                    .requests
-                    .get(*r)
-                    .is_none_or(|q| Some(q) == limit)
+            let limit = c.resources.limits.get(r);
+            limit.is_some() && c.resources.requests.get(r).is_none_or(|q| Some(q) == limit)
         })
     });
     if guaranteed { 2 } else { 1 }
