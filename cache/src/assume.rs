@@ -40,6 +40,8 @@ impl ClusterState {
     /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
     pub fn assume(&mut self, decisions: &Decisions, now: Time) {
+        // The cycle is over: what its snapshot let go of can be freed now.
+        self.released.free();
         let mut changed = Vec::new();
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {

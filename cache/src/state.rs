@@ -8,7 +8,7 @@ use tephra_engine::api::{
     Queue,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod};
-use tephra_engine::snapshot::{NodeTables, Snapshot, SnapshotBuilder};
+use tephra_engine::snapshot::{NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables};
 
 use crate::pod_store::PodStore;
 use crate::store::Store;
@@ -27,6 +27,31 @@ pub struct ClusterState {
     pub(crate) node_metrics: Store<NodeMetrics>,
     /// The node side of the last snapshot, while no node or node metrics changed since.
     node_tables: Option<NodeTables>,
+    /// The job and task side of the last snapshot, whose rows the next one reuses for jobs
+    /// whose pods did not change.
+    task_tables: Option<TaskTables>,
+    /// What the last snapshot let go of from the one before, freed between cycles (`assume`).
+    pub(crate) released: Leftovers,
+}
+
+/// Values a snapshot let go of, kept until the cycle is over. A copy of the cache owes nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Leftovers(pub(crate) Vec<Released>);
+
+impl Clone for Leftovers {
+    fn clone(&self) -> Self {
+        Leftovers::default()
+    }
+}
+
+impl Leftovers {
+    /// Frees the values on the thread pool, so neither the caller nor the next cycle waits.
+    pub(crate) fn free(&mut self) {
+        let values = std::mem::take(&mut self.0);
+        if !values.is_empty() {
+            rayon::spawn(move || drop(values));
+        }
+    }
 }
 
 /// A stored object whose derived values are prepared on arrival.
@@ -119,12 +144,16 @@ impl ClusterState {
 
     /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed
     /// since the last snapshot is derived again: the node side when a node changed, and the
-    /// rows of changed pods (the others come from the pods' memos). The pods are lent grouped
-    /// by PodGroup in task order, as the pod store keeps them.
+    /// rows of changed pods (the others come from the pods' memos, or from the last snapshot when
+    /// their whole job is unchanged). The pods are lent grouped by PodGroup in task order, as the
+    /// pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
         let mut b = SnapshotBuilder::new(default_queue);
         if let Some(tables) = &self.node_tables {
             b.node_tables(tables.clone());
+        }
+        if let Some(tables) = self.task_tables.take() {
+            b.earlier_tasks(tables);
         }
         for o in self.priority_classes.iter() {
             b.priority_class(o.clone());
@@ -148,8 +177,12 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
+        // Left over from a snapshot whose cycle was not assumed.
+        self.released.free();
         let snap = b.build();
+        self.released.0.push(b.take_released());
         self.node_tables = Some(snap.node_tables());
+        self.task_tables = Some(snap.task_tables());
         snap
     }
 
@@ -300,6 +333,104 @@ mod tests {
         assert_eq!(names(&snap), ["d", "f", "c", "a", "e", "b"]);
         assert_eq!(names(&snap), names(&expected));
         assert_eq!(snap.tasks.job, expected.tasks.job);
+    }
+
+    /// The task table of a snapshot as comparable rows.
+    fn task_rows(s: &Snapshot) -> Vec<String> {
+        let t = &s.tasks;
+        (0..t.len())
+            .map(|i| {
+                let node = t.node[i].map(|n| s.nodes.name[n.idx()].clone());
+                let job = t.job[i].map(|j| s.jobs.uid[j.idx()].clone());
+                format!(
+                    "{} {} {} {:?} {:?} {:?} {:?}",
+                    t.uid[i], t.namespace[i], t.name[i], t.resreq[i], t.status[i], node, job
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_snapshot_reusing_the_last_ones_rows_equals_one_built_afresh() {
+        use tephra_engine::api::{PodGroup, Queue};
+        use tephra_engine::model::Quantity;
+        use tephra_engine::snapshot::GROUP_NAME_ANNOTATION;
+        let member = |name: &str, group: &str, node: &str, cpu: &str| {
+            let ClusterObject::Pod(mut p) = pod("ns", name, node) else {
+                unreachable!()
+            };
+            p.metadata.uid = format!("uid-{name}");
+            let key = GROUP_NAME_ANNOTATION.to_string();
+            p.metadata.annotations.insert(key, group.into());
+            let mut c = tephra_engine::api::Container::default();
+            let cpu = Quantity::parse(cpu).unwrap();
+            c.resources.requests.insert("cpu".into(), cpu);
+            p.spec.containers.push(c);
+            ClusterObject::Pod(p)
+        };
+        let pod_group = |name: &str| {
+            let mut pg = PodGroup::default();
+            pg.metadata.namespace = "ns".into();
+            pg.metadata.name = name.into();
+            ClusterObject::PodGroup(Box::new(pg))
+        };
+        let mut queue = Queue::default();
+        queue.metadata.name = "default".into();
+        let mut cache = ClusterState::from_objects([
+            ClusterObject::Queue(Box::new(queue)),
+            node("n1"),
+            node("n2"),
+            pod_group("a"),
+            pod_group("b"),
+            pod_group("c"),
+            member("a1", "a", "n1", "1"),
+            member("a2", "a", "n2", "1"),
+            member("b1", "b", "n2", "2"),
+            member("c1", "c", "", "3"),
+        ]);
+        let first = cache.snapshot("default");
+        // Job b changes, job c is gone, job d arrives, and a node comes first in the table
+        // order of a fresh cache (node ids move).
+        cache.apply_event(ClusterEvent::Upsert(member("b1", "b", "n2", "5")));
+        cache.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Pod,
+            namespace: "ns".into(),
+            name: "c1".into(),
+        });
+        cache.apply_event(ClusterEvent::Upsert(pod_group("d")));
+        cache.apply_event(ClusterEvent::Upsert(member("d1", "d", "n1", "4")));
+        cache.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Node,
+            namespace: String::new(),
+            name: "n1".into(),
+        });
+        cache.apply_event(ClusterEvent::Upsert(node("n1")));
+        let afresh = |cache: &ClusterState| {
+            let mut copy = cache.clone();
+            copy.task_tables = None;
+            task_rows(&copy.snapshot("default"))
+        };
+        // The first snapshot is still held: its rows are copied, and their node ids mapped.
+        let expected = afresh(&cache);
+        let shared = cache.snapshot("default");
+        assert_eq!(task_rows(&shared), expected);
+        assert_eq!(shared.nodes.name, ["n2", "n1"]);
+        assert_eq!(expected.len(), 4);
+        assert!(
+            expected
+                .iter()
+                .any(|r| r.contains("uid-b1") && r.contains("5000"))
+        );
+        // No snapshot is held any more: the rows of unchanged jobs are moved out.
+        drop((first, shared));
+        cache.apply_event(ClusterEvent::Upsert(member("a2", "a", "n2", "6")));
+        let expected = afresh(&cache);
+        assert_eq!(task_rows(&cache.snapshot("default")), expected);
+        assert!(
+            expected
+                .iter()
+                .any(|r| r.contains("uid-a2") && r.contains("6000"))
+        );
     }
 
     fn group_of(p: &Pod) -> &str {

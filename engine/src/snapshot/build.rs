@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
@@ -13,9 +13,11 @@ use super::hyper_nodes::CLUSTER_TOP;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
-use super::task_row::{RowRef, TaskRow};
+use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
+use super::task_row::TaskRow;
 use super::{
-    LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable, Snapshot, TaintIndex,
+    JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable, Snapshot,
+    SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
@@ -50,6 +52,11 @@ pub struct SnapshotBuilder<'a> {
     node_metrics: Vec<Arc<NodeMetrics>>,
     /// Node tables of an earlier snapshot, used instead of the node objects when set.
     node_tables: Option<NodeTables>,
+    /// Job and task tables of an earlier snapshot, whose rows of unchanged jobs are reused;
+    /// taken by `build`, which moves the rows out when nothing else holds the tables.
+    earlier_tasks: Mutex<Option<TaskTables>>,
+    /// What the build let go of from the earlier tables, for the caller to free.
+    released: Mutex<Released>,
     default_queue: String,
 }
 
@@ -179,6 +186,23 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
+    /// Gives the job and task tables of an earlier snapshot (from the same cache): a job whose
+    /// pods are the very same versions as then gets its task rows from them instead of from the
+    /// pods. The tables are reused in place when nothing else holds them any more.
+    pub fn earlier_tasks(&mut self, tables: TaskTables) -> &mut Self {
+        *self
+            .earlier_tasks
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = Some(tables);
+        self
+    }
+
+    /// What the last `build` let go of from the earlier tables (often the last owner of pods
+    /// replaced since): freeing it is work the cycle need not wait for.
+    pub fn take_released(&self) -> Released {
+        std::mem::take(&mut *self.released.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// Builds the snapshot. Objects the scheduler would skip (a PodGroup whose queue does not
     /// exist, a pod on an unknown node) are left out of the tables, as Volcano does.
     pub fn build(&self) -> Snapshot {
@@ -195,7 +219,10 @@ impl<'a> SnapshotBuilder<'a> {
         };
         snap.pdbs = self.pdbs.clone();
         self.build_queues(&mut snap.queues);
-        self.build_jobs_and_tasks(&mut snap);
+        let (mut jobs, mut tasks) = self.build_jobs_and_tasks(&snap.nodes, &snap.queues);
+        snap.sub_jobs = build_sub_jobs(&mut jobs, &mut tasks);
+        snap.jobs = Arc::new(jobs);
+        snap.tasks = Arc::new(tasks);
         self.build_hyper_nodes(&mut snap);
         snap
     }
@@ -282,7 +309,11 @@ impl<'a> SnapshotBuilder<'a> {
         }
     }
 
-    fn build_jobs_and_tasks(&self, snap: &mut Snapshot) {
+    fn build_jobs_and_tasks(
+        &self,
+        nodes: &Arc<NodeTable>,
+        queues: &QueueTable,
+    ) -> (JobTable, TaskTable) {
         let mut pc_value: HashMap<&str, i32> = HashMap::new();
         let mut default_priority = 0;
         for pc in &self.priority_classes {
@@ -302,7 +333,7 @@ impl<'a> SnapshotBuilder<'a> {
                 } else {
                     &pg.spec.queue
                 };
-                let q = snap.queues.id(qname)?;
+                let q = queues.id(qname)?;
                 Some((pg.metadata.key(), pg, q))
             })
             .collect();
@@ -342,7 +373,8 @@ impl<'a> SnapshotBuilder<'a> {
             }
             min_sub
         };
-        let j = &mut snap.jobs;
+        let mut jobs = JobTable::default();
+        let j = &mut jobs;
         j.name = pgs
             .par_iter()
             .map(|(_, pg, _)| pg.metadata.name.clone())
@@ -417,130 +449,74 @@ impl<'a> SnapshotBuilder<'a> {
             }
         }
         jobless.par_sort_by(|a, b| task_order(a, b));
+        // Each task row comes from the earlier snapshot when its job's pods are the very same
+        // versions as then, else from its pod's memo (derived for pods that changed).
+        let earlier = self
+            .earlier_tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let reused = match &earlier {
+            Some(e) => earlier_starts(e, &j.uid, &members),
+            None => vec![None; members.len()],
+        };
         let pods: Vec<&Arc<Pod>> = members.iter().copied().flatten().chain(jobless).collect();
-        // Rows of pods unchanged since an earlier snapshot come from their memo, new ones are
-        // derived; both in parallel, as are the columns.
-        let rows: Vec<RowRef> = pods.par_iter().map(|p| TaskRow::lent(p)).collect();
-        let nodes = &snap.nodes;
-        let t = &mut snap.tasks;
-        t.uid = rows.par_iter().map(|r| r.uid.clone()).collect();
-        t.name = rows.par_iter().map(|r| r.name.clone()).collect();
-        t.namespace = rows.par_iter().map(|r| r.namespace.clone()).collect();
-        t.role = rows.par_iter().map(|r| r.role.clone()).collect();
-        t.resreq = rows.par_iter().map(|r| r.resreq.clone()).collect();
-        t.best_effort = rows.par_iter().map(|r| r.resreq.is_empty()).collect();
-        t.priority = rows.par_iter().map(|r| r.priority).collect();
-        t.preemptable = rows.par_iter().map(|r| r.preemptable).collect();
-        t.sch_gated = rows.par_iter().map(|r| r.sch_gated).collect();
-        t.status = rows.par_iter().map(|r| r.status).collect();
-        t.created = rows.par_iter().map(|r| r.created).collect();
-        t.node = pods
+        let mut earlier_row: Vec<Option<usize>> = Vec::with_capacity(pods.len());
+        for (pods, start) in members.iter().zip(&reused) {
+            earlier_row.extend((0..pods.len()).map(|k| start.map(|s| s + k)));
+        }
+        earlier_row.resize(pods.len(), None);
+        let sources: Vec<Source> = pods
             .par_iter()
-            .map(|p| {
-                let name = &p.spec.node_name;
-                if name.is_empty() {
-                    None
-                } else {
-                    nodes.id(name)
-                }
+            .zip(&earlier_row)
+            .map(|(p, earlier)| match earlier {
+                Some(i) => Source::Earlier(*i, p),
+                None => Source::Fresh(p, TaskRow::lent(p)),
             })
             .collect();
-        t.pod = pods.par_iter().map(|p| Arc::clone(p)).collect();
+        let released = &self.released;
+        let mut t = match earlier {
+            Some(e) => {
+                // Node ids of the earlier snapshot, in this one (when the nodes changed).
+                let node_ids: Option<Vec<Option<NodeId>>> = (!Arc::ptr_eq(&e.nodes, nodes))
+                    .then(|| e.nodes.name.iter().map(|n| nodes.id(n)).collect());
+                let node_ids = node_ids.as_deref();
+                let earlier_jobs = Box::new(e.jobs);
+                released
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(earlier_jobs);
+                match Arc::try_unwrap(e.tasks) {
+                    Ok(owned) => task_columns(
+                        &sources,
+                        nodes,
+                        Earlier::Owned(Box::new(owned)),
+                        node_ids,
+                        released,
+                    ),
+                    Err(shared) => task_columns(
+                        &sources,
+                        nodes,
+                        Earlier::Shared(&shared),
+                        node_ids,
+                        released,
+                    ),
+                }
+            }
+            None => task_columns(&sources, nodes, Earlier::None, None, released),
+        };
         let mut next = 0;
         for (job, members) in members.iter().enumerate() {
             let ids = (next..next + members.len()).map(|i| TaskId(i as u32));
-            snap.jobs.tasks[job] = ids.collect();
+            jobs.tasks[job] = ids.collect();
             next += members.len();
         }
         t.job = (0..members.len())
             .flat_map(|job| std::iter::repeat_n(Some(JobId(job as u32)), members[job].len()))
-            .chain(std::iter::repeat_n(None, pods.len() - next))
+            .chain(std::iter::repeat_n(None, sources.len() - next))
             .collect();
-        t.sub_job = vec![None; pods.len()];
-        self.build_sub_jobs(snap);
-    }
-
-    fn build_sub_jobs(&self, snap: &mut Snapshot) {
-        let s = &mut snap.sub_jobs;
-        for j in 0..snap.jobs.len() {
-            let job = JobId(j as u32);
-            let juid = snap.jobs.uid[j].clone();
-            if !snap.jobs.has_sub_group_policy[j] {
-                // Without a policy every task goes to the default sub-job (none without tasks).
-                let tasks = &snap.jobs.tasks[j];
-                if !tasks.is_empty() {
-                    let topology = snap.jobs.network_topology[j].clone();
-                    let min = snap.jobs.min_available[j];
-                    let id = s.push(juid.clone(), job, juid, min, 0, topology, true);
-                    s.tasks[id.idx()] = tasks.clone();
-                    for &t in tasks {
-                        snap.tasks.sub_job[t.idx()] = Some(id);
-                    }
-                    snap.jobs.sub_jobs[j].push(id);
-                }
-                continue;
-            }
-            let pg = snap.jobs.podgroup[j].clone();
-            let mut default: Option<SubJobId> = None;
-            let mut by_uid: BTreeMap<String, SubJobId> = BTreeMap::new();
-            for &t in &snap.jobs.tasks[j] {
-                let pod = &snap.tasks.pod[t.idx()];
-                let mut target = None;
-                for policy in &pg.spec.sub_group_policy {
-                    if policy.match_label_keys.is_empty() {
-                        continue;
-                    }
-                    if policy.label_selector.is_some()
-                        && !selects(policy.label_selector.as_ref(), &pod.metadata.labels)
-                    {
-                        continue;
-                    }
-                    let values: Option<Vec<&str>> = policy
-                        .match_label_keys
-                        .iter()
-                        .map(|k| {
-                            pod.metadata
-                                .labels
-                                .get(k)
-                                .filter(|v| !v.is_empty())
-                                .map(|v| v.as_str())
-                        })
-                        .collect();
-                    let Some(values) = values else { continue };
-                    let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
-                    target = Some(*by_uid.entry(uid.clone()).or_insert_with(|| {
-                        s.push(
-                            uid,
-                            job,
-                            format!("{juid}/{}", policy.name),
-                            policy.sub_group_size.unwrap_or(1),
-                            values.first().and_then(|v| v.parse().ok()).unwrap_or(0),
-                            topology_of(&policy.network_topology),
-                            false,
-                        )
-                    }));
-                    break;
-                }
-                let target = target.unwrap_or_else(|| {
-                    *default.get_or_insert_with(|| {
-                        s.push(
-                            juid.clone(),
-                            job,
-                            juid.clone(),
-                            // Beside policy groups, the default sub-job needs one task.
-                            1,
-                            0,
-                            snap.jobs.network_topology[j].clone(),
-                            true,
-                        )
-                    })
-                });
-                s.tasks[target.idx()].push(t);
-                snap.tasks.sub_job[t.idx()] = Some(target);
-            }
-            snap.jobs.sub_jobs[j].extend(default);
-            snap.jobs.sub_jobs[j].extend(by_uid.values().copied());
-        }
+        t.sub_job = vec![None; sources.len()];
+        (jobs, t)
     }
 
     fn build_hyper_nodes(&self, snap: &mut Snapshot) {
@@ -644,4 +620,90 @@ impl<'a> SnapshotBuilder<'a> {
             })
             .collect();
     }
+}
+
+/// Sub-jobs: a job's tasks split by its PodGroup's `subGroupPolicy` (or one default sub-job).
+fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
+    let mut sub_jobs = SubJobTable::default();
+    let s = &mut sub_jobs;
+    for j in 0..jobs.len() {
+        let job = JobId(j as u32);
+        let juid = jobs.uid[j].clone();
+        if !jobs.has_sub_group_policy[j] {
+            // Without a policy every task goes to the default sub-job (none without tasks).
+            let members = &jobs.tasks[j];
+            if !members.is_empty() {
+                let topology = jobs.network_topology[j].clone();
+                let min = jobs.min_available[j];
+                let id = s.push(juid.clone(), job, juid, min, 0, topology, true);
+                s.tasks[id.idx()] = members.clone();
+                for &t in members {
+                    tasks.sub_job[t.idx()] = Some(id);
+                }
+                jobs.sub_jobs[j].push(id);
+            }
+            continue;
+        }
+        let pg = jobs.podgroup[j].clone();
+        let mut default: Option<SubJobId> = None;
+        let mut by_uid: BTreeMap<String, SubJobId> = BTreeMap::new();
+        for &t in &jobs.tasks[j] {
+            let pod = &tasks.pod[t.idx()];
+            let mut target = None;
+            for policy in &pg.spec.sub_group_policy {
+                if policy.match_label_keys.is_empty() {
+                    continue;
+                }
+                if policy.label_selector.is_some()
+                    && !selects(policy.label_selector.as_ref(), &pod.metadata.labels)
+                {
+                    continue;
+                }
+                let values: Option<Vec<&str>> = policy
+                    .match_label_keys
+                    .iter()
+                    .map(|k| {
+                        pod.metadata
+                            .labels
+                            .get(k)
+                            .filter(|v| !v.is_empty())
+                            .map(|v| v.as_str())
+                    })
+                    .collect();
+                let Some(values) = values else { continue };
+                let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
+                target = Some(*by_uid.entry(uid.clone()).or_insert_with(|| {
+                    s.push(
+                        uid,
+                        job,
+                        format!("{juid}/{}", policy.name),
+                        policy.sub_group_size.unwrap_or(1),
+                        values.first().and_then(|v| v.parse().ok()).unwrap_or(0),
+                        topology_of(&policy.network_topology),
+                        false,
+                    )
+                }));
+                break;
+            }
+            let target = target.unwrap_or_else(|| {
+                *default.get_or_insert_with(|| {
+                    s.push(
+                        juid.clone(),
+                        job,
+                        juid.clone(),
+                        // Beside policy groups, the default sub-job needs one task.
+                        1,
+                        0,
+                        jobs.network_topology[j].clone(),
+                        true,
+                    )
+                })
+            });
+            s.tasks[target.idx()].push(t);
+            tasks.sub_job[t.idx()] = Some(target);
+        }
+        jobs.sub_jobs[j].extend(default);
+        jobs.sub_jobs[j].extend(by_uid.values().copied());
+    }
+    sub_jobs
 }

@@ -15,6 +15,7 @@ mod nodes;
 mod pods_by_group;
 mod queues;
 mod taint_index;
+mod task_columns;
 mod task_row;
 mod tasks;
 
@@ -32,6 +33,7 @@ pub use nodes::{NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name, task_order};
 pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
+pub use task_columns::Released;
 pub use task_row::prepare_task_row;
 pub use tasks::TaskTable;
 
@@ -43,8 +45,9 @@ use crate::model::{JobId, Resource, TaskId};
 #[derive(Debug, Default)]
 pub struct Snapshot {
     pub nodes: Arc<NodeTable>,
-    pub tasks: TaskTable,
-    pub jobs: JobTable,
+    /// Shared with the cache, which builds the next snapshot's rows of unchanged jobs from it.
+    pub tasks: Arc<TaskTable>,
+    pub jobs: Arc<JobTable>,
     pub sub_jobs: SubJobTable,
     pub queues: QueueTable,
     pub hyper_nodes: HyperNodeTable,
@@ -71,7 +74,25 @@ pub struct NodeTables {
     pub total: Resource,
 }
 
+/// The job and task tables of a snapshot and the node table its task rows refer to: what the
+/// next snapshot reuses for jobs whose pods did not change (`SnapshotBuilder::earlier_tasks`).
+#[derive(Debug, Clone, Default)]
+pub struct TaskTables {
+    pub nodes: Arc<NodeTable>,
+    pub jobs: Arc<JobTable>,
+    pub tasks: Arc<TaskTable>,
+}
+
 impl Snapshot {
+    /// This snapshot's job and task side, shared.
+    pub fn task_tables(&self) -> TaskTables {
+        TaskTables {
+            nodes: self.nodes.clone(),
+            jobs: self.jobs.clone(),
+            tasks: self.tasks.clone(),
+        }
+    }
+
     /// This snapshot's node side, shared.
     pub fn node_tables(&self) -> NodeTables {
         NodeTables {
