@@ -173,7 +173,9 @@ impl ClusterView {
 /// A node's summed requests, as `NodeInfo.Requested` / `NonZeroRequested`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeRequested {
-    pub requested: BTreeMap<&'static str, i64>,
+    /// Real requests by resource name: a short list (a node's pods ask for two or three
+    /// resources), cheaper to build for 50k nodes each session than a map.
+    requested: Vec<(&'static str, i64)>,
     pub non0_cpu: i64,
     pub non0_mem: i64,
 }
@@ -182,7 +184,10 @@ impl NodeRequested {
     /// Adds (`sign = 1`) or removes (`sign = -1`) one pod's requests.
     fn add(&mut self, r: &PodResource, sign: i64) {
         for &(k, v) in r.requested.iter() {
-            *self.requested.entry(k).or_insert(0) += sign * v;
+            match self.requested.iter_mut().find(|(name, _)| *name == k) {
+                Some((_, sum)) => *sum += sign * v,
+                None => self.requested.push((k, sign * v)),
+            }
         }
         self.non0_cpu += sign * r.non0_cpu;
         self.non0_mem += sign * r.non0_mem;
@@ -190,7 +195,10 @@ impl NodeRequested {
 
     /// The real request of `name` (0 when absent).
     pub fn get(&self, name: &str) -> i64 {
-        self.requested.get(name).copied().unwrap_or(0)
+        self.requested
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map_or(0, |&(_, v)| v)
     }
 }
 
