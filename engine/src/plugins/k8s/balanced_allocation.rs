@@ -10,14 +10,20 @@ use crate::model::{NodeId, TaskId};
 const RESOURCES: [&str; 3] = ["cpu", "memory", "nvidia.com/gpu"];
 
 /// `balancedResourceScore`: (1 − standard deviation of the capped fractions) × 100, truncated.
+/// Called twice per node and task, so the fractions stay on the stack.
 fn balance(requested: &[i64], capacity: &[i64]) -> i64 {
-    let fractions: Vec<f64> = requested
+    let mut fractions = [0.0; RESOURCES.len()];
+    let mut n = 0;
+    for ((r, c), slot) in requested
         .iter()
         .zip(capacity)
         .filter(|(_, c)| **c != 0)
-        .map(|(r, c)| (*r as f64 / *c as f64).min(1.0))
-        .collect();
-    let std = match fractions.as_slice() {
+        .zip(fractions.iter_mut())
+    {
+        *slot = (*r as f64 / *c as f64).min(1.0);
+        n += 1;
+    }
+    let std = match &fractions[..n] {
         [] | [_] => 0.0,
         [a, b] => ((a - b) / 2.0).abs(),
         fs => {
@@ -32,7 +38,7 @@ fn balance(requested: &[i64], capacity: &[i64]) -> i64 {
 /// The gpu counts only when the pod requests it and the node has it.
 pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Option<Vec<i64>> {
     let pod = &c.info(task).resource;
-    let pod_req: Vec<i64> = RESOURCES.iter().map(|r| pod.get(r)).collect();
+    let pod_req = RESOURCES.map(|r| pod.get(r));
     if pod_req.iter().all(|&r| r == 0) {
         return None;
     }
