@@ -42,6 +42,8 @@ impl ClusterState {
     pub fn assume(&mut self, decisions: &Decisions, now: Time) {
         // The cycle is over: what its snapshot let go of can be freed now.
         self.released.free();
+        let decided = decisions.binds.len() + decisions.evictions.len();
+        self.forget_task_tables_if_mostly_replaced(decided + decisions.pod_conditions.len());
         let mut changed = Vec::new();
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {

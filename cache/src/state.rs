@@ -186,6 +186,16 @@ impl ClusterState {
         snap
     }
 
+    /// Drops the last snapshot's task tables when `replaced` pods, more than half of their rows,
+    /// are about to get new versions: the tables keep every pod version they list alive, so they
+    /// would double those pods' memory until the next snapshot, which could reuse few rows anyway.
+    pub(crate) fn forget_task_tables_if_mostly_replaced(&mut self, replaced: usize) {
+        let mostly = |t: &TaskTables| replaced * 2 > t.tasks.len();
+        if let Some(tables) = self.task_tables.take_if(|t| mostly(t)) {
+            rayon::spawn(move || drop(tables));
+        }
+    }
+
     /// The pod `namespace/name`.
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
         self.pods.get(&key(namespace, name)).map(|p| p.as_ref())
@@ -435,6 +445,18 @@ mod tests {
 
     fn group_of(p: &Pod) -> &str {
         tephra_engine::snapshot::group_name(p)
+    }
+
+    #[test]
+    fn task_tables_are_dropped_when_most_of_their_pods_are_about_to_change() {
+        let mut s = ClusterState::from_objects([pod("ns", "a", ""), pod("ns", "b", "")]);
+        s.apply_event(ClusterEvent::Upsert(pod("ns", "c", "")));
+        let snap = s.snapshot("default");
+        assert_eq!(snap.tasks.len(), 3);
+        s.forget_task_tables_if_mostly_replaced(1);
+        assert!(s.task_tables.is_some(), "one pod in three");
+        s.forget_task_tables_if_mostly_replaced(2);
+        assert!(s.task_tables.is_none(), "two pods in three");
     }
 
     #[test]
