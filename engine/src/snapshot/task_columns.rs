@@ -72,7 +72,7 @@ pub(super) fn earlier_starts(
                 return None;
             }
             let start = jobs.tasks[e].first()?.idx();
-            let rows = &tasks.pod[start..start + pods.len()];
+            let rows = tasks.pod.get(start..start + pods.len())?;
             rows.iter()
                 .zip(*pods)
                 .all(|(a, b)| Arc::ptr_eq(a, b))
@@ -98,12 +98,14 @@ fn column<T: Clone + Send + Sync + 'static>(
             let mut out = Vec::with_capacity(sources.len());
             for source in sources {
                 out.push(match source {
-                    Source::Earlier(i, _) => loop {
-                        let (at, v) = values.next().expect("earlier rows are taken in order");
-                        if at == *i {
-                            break carry(v);
+                    Source::Earlier(i, pod) => loop {
+                        match values.next() {
+                            Some((at, v)) if at == *i => break carry(v),
+                            Some((_, v)) => left.push(v),
+                            // Rows are taken in table order; were one asked for out of order,
+                            // it is derived again.
+                            None => break fresh(pod, &TaskRow::lent(pod)),
                         }
-                        left.push(v);
                     },
                     Source::Fresh(pod, row) => fresh(pod, row),
                 });
