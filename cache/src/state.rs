@@ -1,5 +1,6 @@
 //! `ClusterState`: the one owner of the cluster's mutable picture between cycles.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -25,8 +26,11 @@ pub struct ClusterState {
     pub(crate) hyper_nodes: Store<HyperNode>,
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
-    /// The node side of the last snapshot, while no node or node metrics changed since.
+    /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
+    /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next
+    /// one refreshes in `node_tables` instead of building them all again.
+    changed_nodes: BTreeSet<String>,
     /// The job and task side of the last snapshot, whose rows the next one reuses for jobs
     /// whose pods did not change.
     task_tables: Option<TaskTables>,
@@ -93,7 +97,15 @@ impl ClusterState {
     /// Applies one watch event.
     pub fn apply_event(&mut self, event: ClusterEvent) {
         if event.kind().shapes_node_tables() {
-            self.node_tables = None;
+            match self.node_updated_in_place(&event) {
+                Some(name) => {
+                    self.changed_nodes.insert(name);
+                }
+                None => {
+                    self.node_tables = None;
+                    self.changed_nodes.clear();
+                }
+            }
         }
         match event {
             ClusterEvent::Upsert(object) => match self.upsert(object) {
@@ -119,6 +131,17 @@ impl ClusterState {
                 };
             }
         }
+    }
+
+    /// The node an event updates without adding or removing one (an update of a known node, or
+    /// metrics of a known node); `None` for any other event that shapes the node tables.
+    fn node_updated_in_place(&self, event: &ClusterEvent) -> Option<String> {
+        let name = match event {
+            ClusterEvent::Upsert(ClusterObject::Node(n)) => &n.metadata.name,
+            ClusterEvent::Upsert(ClusterObject::NodeMetrics(m)) => &m.metadata.name,
+            _ => return None,
+        };
+        self.nodes.get(&key("", name)).map(|_| name.clone())
     }
 
     /// Stores a created or replaced object; returns it when it is a pod or a node (objects whose
@@ -148,11 +171,13 @@ impl ClusterState {
     /// their whole job is unchanged). The pods are lent grouped by PodGroup in task order, as the
     /// pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
+        let mut earlier = self.task_tables.take();
+        self.refresh_node_tables(earlier.as_mut());
         let mut b = SnapshotBuilder::new(default_queue);
         if let Some(tables) = &self.node_tables {
             b.node_tables(tables.clone());
         }
-        if let Some(tables) = self.task_tables.take() {
+        if let Some(tables) = earlier {
             b.earlier_tasks(tables);
         }
         for o in self.priority_classes.iter() {
@@ -184,6 +209,40 @@ impl ClusterState {
         self.node_tables = Some(snap.node_tables());
         self.task_tables = Some(snap.task_tables());
         snap
+    }
+
+    /// Refreshes the rows of the nodes updated since the last snapshot in its node tables, or
+    /// drops the tables (to be built afresh) when that cannot be done in place. The last task
+    /// tables refer to the same node table; the refresh keeps every node id, so they let go of it
+    /// for the refresh and take it back.
+    fn refresh_node_tables(&mut self, earlier: Option<&mut TaskTables>) {
+        let changed = std::mem::take(&mut self.changed_nodes);
+        if changed.is_empty() {
+            return;
+        }
+        let Some(tables) = self.node_tables.as_mut() else {
+            return;
+        };
+        let objects: Vec<(&Node, Option<&NodeMetrics>)> = changed
+            .iter()
+            .filter_map(|name| {
+                let node = self.nodes.get(&key("", name))?;
+                Some((&**node, self.node_metrics.get(&key("", name)).map(|m| &**m)))
+            })
+            .collect();
+        let held = earlier.filter(|e| Arc::ptr_eq(&e.nodes, &tables.nodes));
+        let refreshed = match held {
+            Some(e) => {
+                e.nodes = Arc::default();
+                let refreshed = objects.len() == changed.len() && tables.refresh(&objects);
+                e.nodes = tables.nodes.clone();
+                refreshed
+            }
+            None => objects.len() == changed.len() && tables.refresh(&objects),
+        };
+        if !refreshed {
+            self.node_tables = None;
+        }
     }
 
     /// Drops the last snapshot's task tables when `replaced` pods, more than half of their rows,
@@ -457,6 +516,90 @@ mod tests {
         assert!(s.task_tables.is_some(), "one pod in three");
         s.forget_task_tables_if_mostly_replaced(2);
         assert!(s.task_tables.is_none(), "two pods in three");
+    }
+
+    /// A snapshot's node side as comparable text (the name index aside, whose order is a hash's).
+    fn node_side(s: &Snapshot) -> String {
+        let n = &s.nodes;
+        let zone = |v: &str| {
+            let set = s.labels.with_value("zone", v);
+            let ids: Vec<bool> = n
+                .ids()
+                .map(|id| set.is_some_and(|z| z.contains(id)))
+                .collect();
+            format!("{ids:?}")
+        };
+        let repels: Vec<bool> = n.ids().map(|id| s.taints.repels(id)).collect();
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {} {:?}",
+            n.name,
+            n.labels,
+            n.taints,
+            n.unschedulable,
+            n.allocatable,
+            n.capacity,
+            n.images,
+            n.usage,
+            s.total,
+            zone("a"),
+            zone("b"),
+            repels
+        )
+    }
+
+    #[test]
+    fn nodes_updated_in_place_are_refreshed_to_what_a_fresh_build_gives() {
+        use tephra_engine::api::{NodeMetrics, Taint};
+        use tephra_engine::model::Quantity;
+        let sized = |name: &str, zone: &str, cpu: &str, tainted: bool| {
+            let ClusterObject::Node(mut n) = node(name) else {
+                unreachable!()
+            };
+            n.metadata.labels.insert("zone".into(), zone.into());
+            let cpu = Quantity::parse(cpu).unwrap();
+            n.status.allocatable.insert("cpu".into(), cpu);
+            if tainted {
+                n.spec.taints.push(Taint {
+                    key: "k".into(),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                });
+            }
+            ClusterObject::Node(n)
+        };
+        let metrics = |name: &str, cpu: &str| {
+            let mut m = NodeMetrics::default();
+            m.metadata.name = name.into();
+            m.usage.insert("cpu".into(), Quantity::parse(cpu).unwrap());
+            ClusterObject::NodeMetrics(Box::new(m))
+        };
+        let mut cache = ClusterState::from_objects([
+            sized("n1", "a", "4", false),
+            sized("n2", "a", "8", false),
+            metrics("n2", "2"),
+        ]);
+        let first = cache.snapshot("default");
+        let table = Arc::as_ptr(&first.nodes);
+        drop(first);
+        let fresh = |cache: &ClusterState| {
+            let mut copy = cache.clone();
+            copy.node_tables = None;
+            copy.changed_nodes.clear();
+            node_side(&copy.snapshot("default"))
+        };
+        // Resources, labels, taints and metrics change; no node comes or goes.
+        cache.apply_event(ClusterEvent::Upsert(sized("n2", "b", "16", true)));
+        cache.apply_event(ClusterEvent::Upsert(metrics("n1", "1")));
+        let expected = fresh(&cache);
+        let refreshed = cache.snapshot("default");
+        assert_eq!(node_side(&refreshed), expected);
+        assert_eq!(Arc::as_ptr(&refreshed.nodes), table, "refreshed in place");
+        // While a snapshot holds the table, it is built afresh instead.
+        cache.apply_event(ClusterEvent::Upsert(sized("n1", "b", "2", false)));
+        let expected = fresh(&cache);
+        let rebuilt = cache.snapshot("default");
+        assert_eq!(node_side(&rebuilt), expected);
+        assert_ne!(Arc::as_ptr(&rebuilt.nodes), Arc::as_ptr(&refreshed.nodes));
     }
 
     #[test]

@@ -232,10 +232,7 @@ impl<'a> SnapshotBuilder<'a> {
         self.build_nodes(&mut nodes);
         let labels = LabelIndex::build(nodes.labels.iter(), nodes.len());
         let taints = TaintIndex::build(nodes.taints.iter(), nodes.len());
-        let mut total = Resource::empty();
-        for a in &nodes.allocatable {
-            total.add(a);
-        }
+        let total = nodes.total_allocatable();
         NodeTables {
             nodes: Arc::new(nodes),
             labels: Arc::new(labels),
@@ -271,13 +268,7 @@ impl<'a> SnapshotBuilder<'a> {
             let Some(n) = t.id(&m.metadata.name) else {
                 continue;
             };
-            let used = Resource::from_list(&m.usage);
-            let alloc = &t.allocatable[n.idx()];
-            let pct = |u: f64, a: f64| if a > 0.0 { u * 100.0 / a } else { 0.0 };
-            t.usage[n.idx()] = Some(NodeUsage {
-                cpu_percent: pct(used.milli_cpu, alloc.milli_cpu),
-                memory_percent: pct(used.memory, alloc.memory),
-            });
+            t.usage[n.idx()] = Some(NodeUsage::of(m, &t.allocatable[n.idx()]));
         }
     }
 

@@ -9,6 +9,7 @@ mod derived;
 mod hyper_nodes;
 mod jobs;
 mod label_index;
+mod node_refresh;
 mod node_row;
 mod node_set;
 mod nodes;

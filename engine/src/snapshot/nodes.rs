@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 
-use crate::api::Taint;
+use crate::api::{NodeMetrics, Taint};
 use crate::model::{NodeId, Resource};
 
 /// Nodes, in the order they were first seen (Volcano's `NodeList`).
@@ -32,7 +32,28 @@ pub struct NodeUsage {
     pub memory_percent: f64,
 }
 
+impl NodeUsage {
+    /// The utilisation `metrics` report, in percent of `allocatable`.
+    pub fn of(metrics: &NodeMetrics, allocatable: &Resource) -> NodeUsage {
+        let used = Resource::from_list(&metrics.usage);
+        let pct = |u: f64, a: f64| if a > 0.0 { u * 100.0 / a } else { 0.0 };
+        NodeUsage {
+            cpu_percent: pct(used.milli_cpu, allocatable.milli_cpu),
+            memory_percent: pct(used.memory, allocatable.memory),
+        }
+    }
+}
+
 impl NodeTable {
+    /// Σ allocatable, added in table order (`ssn.TotalResource`).
+    pub fn total_allocatable(&self) -> Resource {
+        let mut total = Resource::empty();
+        for a in &self.allocatable {
+            total.add(a);
+        }
+        total
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.name.len()

@@ -1,0 +1,53 @@
+//! Node tables refreshed in place when nodes were updated but none came or went.
+//!
+//! Nodes report their status all the time, and rebuilding every row for each such update
+//! (labels and taints copied, both indexes built) took 48 ms a snapshot at 50,000 nodes.
+
+use std::sync::Arc;
+
+use super::node_row::NodeRow;
+use super::{LabelIndex, NodeTables, NodeUsage, TaintIndex};
+use crate::api::{Node, NodeMetrics};
+use crate::model::NodeId;
+
+impl NodeTables {
+    /// Replaces the rows of the `changed` nodes (each with its metrics, if any) in place,
+    /// keeping every node id; the label and taint indexes are rebuilt only when some changed
+    /// node's labels or taints differ. The tables then equal ones built afresh from the same
+    /// nodes. False, with nothing changed, when the node table is shared or a node is not in
+    /// it: the caller then builds the tables afresh.
+    pub fn refresh(&mut self, changed: &[(&Node, Option<&NodeMetrics>)]) -> bool {
+        let Some(table) = Arc::get_mut(&mut self.nodes) else {
+            return false;
+        };
+        let ids: Option<Vec<NodeId>> = changed
+            .iter()
+            .map(|(node, _)| table.id(&node.metadata.name))
+            .collect();
+        let Some(ids) = ids else {
+            return false;
+        };
+        let (mut labels_changed, mut taints_changed) = (false, false);
+        for (&(node, metrics), id) in changed.iter().zip(ids) {
+            let i = id.idx();
+            let row = NodeRow::of(node);
+            labels_changed |= table.labels[i] != node.metadata.labels;
+            taints_changed |= table.taints[i] != node.spec.taints;
+            table.labels[i] = node.metadata.labels.clone();
+            table.taints[i] = node.spec.taints.clone();
+            table.unschedulable[i] = node.spec.unschedulable;
+            table.allocatable[i] = row.allocatable.clone();
+            table.capacity[i] = row.capacity.clone();
+            table.images[i] = row.images.clone();
+            table.usage[i] = metrics.map(|m| NodeUsage::of(m, &table.allocatable[i]));
+        }
+        if labels_changed {
+            self.labels = Arc::new(LabelIndex::build(table.labels.iter(), table.len()));
+        }
+        if taints_changed {
+            self.taints = Arc::new(TaintIndex::build(table.taints.iter(), table.len()));
+        }
+        self.total = table.total_allocatable();
+        true
+    }
+}
