@@ -21,8 +21,7 @@ impl PodStore {
         if let Some(old) = self.pods.get(&key) {
             self.by_group.remove(old);
         }
-        self.pods.upsert(key.clone(), pod);
-        let new = self.pods.get(&key).expect("just stored").clone();
+        let new = self.pods.upsert(key, pod).clone();
         self.by_group.insert(new.clone());
         new
     }

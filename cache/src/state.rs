@@ -151,16 +151,13 @@ impl ClusterState {
         let k = key(&meta.namespace, &meta.name);
         match object {
             ClusterObject::Pod(o) => return Some(Arrived::Pod(self.pods.upsert(k, *o))),
-            ClusterObject::Node(o) => {
-                self.nodes.upsert(k.clone(), *o);
-                return self.nodes.get(&k).cloned().map(Arrived::Node);
-            }
-            ClusterObject::PodGroup(o) => self.pod_groups.upsert(k, *o),
-            ClusterObject::Queue(o) => self.queues.upsert(k, *o),
-            ClusterObject::PriorityClass(o) => self.priority_classes.upsert(k, *o),
-            ClusterObject::HyperNode(o) => self.hyper_nodes.upsert(k, *o),
-            ClusterObject::PodDisruptionBudget(o) => self.pdbs.upsert(k, *o),
-            ClusterObject::NodeMetrics(o) => self.node_metrics.upsert(k, *o),
+            ClusterObject::Node(o) => return Some(Arrived::Node(self.nodes.upsert(k, *o).clone())),
+            ClusterObject::PodGroup(o) => _ = self.pod_groups.upsert(k, *o),
+            ClusterObject::Queue(o) => _ = self.queues.upsert(k, *o),
+            ClusterObject::PriorityClass(o) => _ = self.priority_classes.upsert(k, *o),
+            ClusterObject::HyperNode(o) => _ = self.hyper_nodes.upsert(k, *o),
+            ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
+            ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
         }
         None
     }

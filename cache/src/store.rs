@@ -1,6 +1,7 @@
 //! Objects of one kind in insertion order, so a snapshot sees them in the order the cluster
 //! first reported them (Volcano's `NodeList` order matters for tie-breaks).
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -23,13 +24,20 @@ impl<T> Default for Store<T> {
 }
 
 impl<T: Clone> Store<T> {
-    /// Inserts a new object at the end, or replaces an existing one in place.
-    pub fn upsert(&mut self, key: String, object: T) {
+    /// Inserts a new object at the end, or replaces an existing one in place; returns the
+    /// stored version.
+    pub fn upsert(&mut self, key: String, object: T) -> &Arc<T> {
         let seq = *self.seq_of.entry(key).or_insert_with(|| {
             self.next += 1;
             self.next
         });
-        self.by_seq.insert(seq, Arc::new(object));
+        match self.by_seq.entry(seq) {
+            Entry::Occupied(mut slot) => {
+                slot.insert(Arc::new(object));
+                slot.into_mut()
+            }
+            Entry::Vacant(slot) => slot.insert(Arc::new(object)),
+        }
     }
 
     /// Removes the object; false when there was none.
