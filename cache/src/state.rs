@@ -163,8 +163,8 @@ impl ClusterState {
     }
 
     /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed
-    /// since the last snapshot is derived again: the node side when a node changed, and the
-    /// rows of changed pods (the others come from the pods' memos, or from the last snapshot when
+    /// since the last snapshot is derived again: the node side when a node came or went (the
+    /// rows of nodes updated in place are refreshed), and the rows of changed pods (the others come from the pods' memos, or from the last snapshot when
     /// their whole job is unchanged). The pods are lent grouped by PodGroup in task order, as the
     /// pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
@@ -227,16 +227,14 @@ impl ClusterState {
                 Some((&**node, self.node_metrics.get(&key("", name)).map(|m| &**m)))
             })
             .collect();
-        let held = earlier.filter(|e| Arc::ptr_eq(&e.nodes, &tables.nodes));
-        let refreshed = match held {
-            Some(e) => {
-                e.nodes = Arc::default();
-                let refreshed = objects.len() == changed.len() && tables.refresh(&objects);
-                e.nodes = tables.nodes.clone();
-                refreshed
-            }
-            None => objects.len() == changed.len() && tables.refresh(&objects),
-        };
+        let mut held = earlier.filter(|e| Arc::ptr_eq(&e.nodes, &tables.nodes));
+        if let Some(e) = held.as_mut() {
+            e.nodes = Arc::default();
+        }
+        let refreshed = objects.len() == changed.len() && tables.refresh(&objects);
+        if let Some(e) = held {
+            e.nodes = tables.nodes.clone();
+        }
         if !refreshed {
             self.node_tables = None;
         }
