@@ -31,7 +31,7 @@ pub use label_index::LabelIndex;
 pub use node_row::prepare_node_row;
 pub use node_set::NodeSet;
 pub use nodes::{NodeTable, NodeUsage};
-pub use pods_by_group::{PodsByGroup, group_name, task_order};
+pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
 pub use taint_index::TaintIndex;
 pub use task_columns::Released;

@@ -31,11 +31,11 @@ pub fn task_order(a: &Pod, b: &Pod) -> Ordering {
     key(a).cmp(&key(b))
 }
 
-/// Pods by namespace, then by the PodGroup they name (`""` for none), each group in task order.
+/// Pods by namespace, then by the PodGroup they name (`""` for none), each group in task order;
+/// a group or namespace left empty is dropped.
 #[derive(Debug, Clone, Default)]
 pub struct PodsByGroup {
     namespaces: HashMap<String, HashMap<String, Vec<Arc<Pod>>>>,
-    len: usize,
 }
 
 impl PodsByGroup {
@@ -44,7 +44,6 @@ impl PodsByGroup {
         let mut index = PodsByGroup::default();
         for pod in pods {
             index.group_mut(pod).push(pod.clone());
-            index.len += 1;
         }
         let mut groups: Vec<&mut Vec<Arc<Pod>>> = index
             .namespaces
@@ -59,12 +58,12 @@ impl PodsByGroup {
 
     /// Number of pods.
     pub fn len(&self) -> usize {
-        self.len
+        self.groups().map(|(_, _, pods)| pods.len()).sum()
     }
 
     /// True when there are no pods.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.namespaces.is_empty()
     }
 
     /// Adds `pod` at its place in its group.
@@ -72,7 +71,6 @@ impl PodsByGroup {
         let group = self.group_mut(&pod);
         let at = group.partition_point(|p| task_order(p, &pod) != Ordering::Greater);
         group.insert(at, pod);
-        self.len += 1;
     }
 
     /// Removes this very version of `pod` (found by address among the pods of its order key);
@@ -101,7 +99,6 @@ impl PodsByGroup {
                 self.namespaces.remove(namespace);
             }
         }
-        self.len -= 1;
         true
     }
 
