@@ -140,21 +140,19 @@ fn column<T: Clone + Send + Sync + 'static>(
 pub(super) fn task_columns(
     sources: &[Source],
     nodes: &NodeTable,
-    earlier: Earlier,
+    mut earlier: Earlier,
     node_ids: Option<&[Option<NodeId>]>,
     unused: &Mutex<Released>,
 ) -> TaskTable {
-    let (mut owned, shared) = match earlier {
-        Earlier::Owned(t) => (Some(*t), None),
-        Earlier::Shared(t) => (None, Some(t)),
-        Earlier::None => (None, None),
-    };
     macro_rules! earlier {
         ($field:ident) => {
-            match (owned.as_mut(), shared) {
-                (Some(t), _) => EarlierColumn::Owned(std::mem::take(&mut t.$field)),
-                (None, Some(t)) => EarlierColumn::Shared(&t.$field[..]),
-                (None, None) => EarlierColumn::None,
+            match &mut earlier {
+                Earlier::Owned(t) => EarlierColumn::Owned(std::mem::take(&mut t.$field)),
+                Earlier::Shared(t) => {
+                    let t: &TaskTable = *t;
+                    EarlierColumn::Shared(&t.$field[..])
+                }
+                Earlier::None => EarlierColumn::None,
             }
         };
     }
