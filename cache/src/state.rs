@@ -312,6 +312,34 @@ mod tests {
         ClusterObject::Pod(Box::new(p))
     }
 
+    /// The queue of PodGroups that name none.
+    fn default_queue() -> ClusterObject {
+        let mut queue = tephra_engine::api::Queue::default();
+        queue.metadata.name = "default".into();
+        ClusterObject::Queue(Box::new(queue))
+    }
+
+    /// PodGroup `ns/name`.
+    fn pod_group(name: &str) -> ClusterObject {
+        let mut pg = tephra_engine::api::PodGroup::default();
+        pg.metadata.namespace = "ns".into();
+        pg.metadata.name = name.into();
+        ClusterObject::PodGroup(Box::new(pg))
+    }
+
+    /// Pod `ns/name` with `uid`, naming PodGroup `group` (none when empty).
+    fn grouped(name: &str, uid: &str, group: &str) -> ClusterObject {
+        let ClusterObject::Pod(mut p) = pod("ns", name, "") else {
+            unreachable!()
+        };
+        p.metadata.uid = uid.into();
+        if !group.is_empty() {
+            let key = tephra_engine::snapshot::GROUP_NAME_ANNOTATION.to_string();
+            p.metadata.annotations.insert(key, group.into());
+        }
+        ClusterObject::Pod(p)
+    }
+
     #[test]
     fn snapshot_keeps_node_first_seen_order_across_updates() {
         let mut s = ClusterState::from_objects([node("b"), node("a"), node("c")]);
@@ -339,29 +367,8 @@ mod tests {
 
     #[test]
     fn snapshot_task_order_is_the_one_loose_pods_get() {
-        use tephra_engine::api::{PodGroup, Queue};
-        use tephra_engine::snapshot::GROUP_NAME_ANNOTATION;
-        let grouped = |name: &str, uid: &str, group: &str| {
-            let ClusterObject::Pod(mut p) = pod("ns", name, "") else {
-                unreachable!()
-            };
-            p.metadata.uid = uid.into();
-            if !group.is_empty() {
-                let key = GROUP_NAME_ANNOTATION.to_string();
-                p.metadata.annotations.insert(key, group.into());
-            }
-            ClusterObject::Pod(p)
-        };
-        let mut queue = Queue::default();
-        queue.metadata.name = "default".into();
-        let pod_group = |name: &str| {
-            let mut pg = PodGroup::default();
-            pg.metadata.namespace = "ns".into();
-            pg.metadata.name = name.into();
-            ClusterObject::PodGroup(Box::new(pg))
-        };
         let objects = vec![
-            ClusterObject::Queue(Box::new(queue)),
+            default_queue(),
             pod_group("g2"),
             pod_group("g1"),
             grouped("a", "u9", "g1"),
@@ -416,32 +423,20 @@ mod tests {
 
     #[test]
     fn a_snapshot_reusing_the_last_ones_rows_equals_one_built_afresh() {
-        use tephra_engine::api::{PodGroup, Queue};
         use tephra_engine::model::Quantity;
-        use tephra_engine::snapshot::GROUP_NAME_ANNOTATION;
         let member = |name: &str, group: &str, node: &str, cpu: &str| {
-            let ClusterObject::Pod(mut p) = pod("ns", name, node) else {
+            let ClusterObject::Pod(mut p) = grouped(name, &format!("uid-{name}"), group) else {
                 unreachable!()
             };
-            p.metadata.uid = format!("uid-{name}");
-            let key = GROUP_NAME_ANNOTATION.to_string();
-            p.metadata.annotations.insert(key, group.into());
+            p.spec.node_name = node.into();
             let mut c = tephra_engine::api::Container::default();
             let cpu = Quantity::parse(cpu).unwrap();
             c.resources.requests.insert("cpu".into(), cpu);
             p.spec.containers.push(c);
             ClusterObject::Pod(p)
         };
-        let pod_group = |name: &str| {
-            let mut pg = PodGroup::default();
-            pg.metadata.namespace = "ns".into();
-            pg.metadata.name = name.into();
-            ClusterObject::PodGroup(Box::new(pg))
-        };
-        let mut queue = Queue::default();
-        queue.metadata.name = "default".into();
         let mut cache = ClusterState::from_objects([
-            ClusterObject::Queue(Box::new(queue)),
+            default_queue(),
             node("n1"),
             node("n2"),
             pod_group("a"),
