@@ -12,16 +12,6 @@ use super::{EvictionContext, FitError, JobInvalid, Plugin, SearchPurpose, Sessio
 use crate::config::Point;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
-/// The number after the last `-` of a name with at least three `-`-separated parts (task
-/// order compares it on every comparison, so nothing is allocated).
-fn pod_index(name: &str) -> Option<i64> {
-    let mut parts = name.rsplitn(3, '-');
-    let last = parts.next()?;
-    parts.next()?;
-    parts.next()?;
-    last.parse().ok()
-}
-
 impl Session {
     /// JobOrder (less): the first non-equal answer wins; nobody → earlier creation, then
     /// smaller UID (`ns/name`).
@@ -98,7 +88,7 @@ impl Session {
             return o == Ordering::Less;
         }
         let t = &self.state.snap.tasks;
-        match (pod_index(&t.name[l.idx()]), pod_index(&t.name[r.idx()])) {
+        match (t.name_index[l.idx()], t.name_index[r.idx()]) {
             (Some(a), Some(b)) if a != b => a < b,
             _ => (t.created[l.idx()], &t.uid[l.idx()]) < (t.created[r.idx()], &t.uid[r.idx()]),
         }
@@ -417,19 +407,5 @@ impl Session {
         self.enabled(Point::HyperNodeGradient)
             .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn, purpose))
             .unwrap_or_else(|| vec![vec![hn]])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pod_index;
-
-    #[test]
-    fn pod_index_needs_three_components() {
-        assert_eq!(pod_index("pg1-p-2"), Some(2));
-        assert_eq!(pod_index("p-2"), None);
-        assert_eq!(pod_index("a-b-x"), None);
-        assert_eq!(pod_index("job-a-b-7"), Some(7));
-        assert_eq!(pod_index("a--"), None);
     }
 }

@@ -180,6 +180,7 @@ pub(super) fn task_columns(
     let sch_gated = earlier!(sch_gated);
     let status = earlier!(status);
     let created = earlier!(created);
+    let name_index = earlier!(name_index);
     let node = earlier!(node);
     let pod = earlier!(pod);
     rayon::scope(|s| {
@@ -208,6 +209,9 @@ pub(super) fn task_columns(
         s.spawn(|_| t.sch_gated = column(sources, sch_gated, identity, |_, r| r.sch_gated, unused));
         s.spawn(|_| t.status = column(sources, status, identity, |_, r| r.status, unused));
         s.spawn(|_| t.created = column(sources, created, identity, |_, r| r.created, unused));
+        s.spawn(|_| {
+            t.name_index = column(sources, name_index, identity, |_, r| r.name_index, unused)
+        });
         s.spawn(|_| t.node = column(sources, node, carry_node, node_of, unused));
         s.spawn(|_| t.pod = column(sources, pod, identity, |p, _| Arc::clone(p), unused));
     });

@@ -25,6 +25,7 @@ pub(super) struct TaskRow {
     pub sch_gated: bool,
     pub status: TaskStatus,
     pub created: Time,
+    pub name_index: Option<i64>,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -56,6 +57,16 @@ fn namespace_text(namespace: &str) -> Arc<str> {
     let name: Arc<str> = namespace.into();
     names.insert(name.clone());
     name
+}
+
+/// The index Volcano's `CompareTask` reads from a pod name: the last of at least three
+/// `-`-separated parts, when it is an integer.
+fn name_index(name: &str) -> Option<i64> {
+    let mut parts = name.rsplitn(3, '-');
+    let last = parts.next()?;
+    parts.next()?;
+    parts.next()?;
+    last.parse().ok()
 }
 
 /// A task row lent from its pod's memo, or shared when the memo has no slot left for it.
@@ -128,6 +139,21 @@ impl TaskRow {
                 &p.spec.node_name,
             ),
             created: m.creation_timestamp.unwrap_or_default(),
+            name_index: name_index(&m.name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_index;
+
+    #[test]
+    fn name_index_needs_three_components() {
+        assert_eq!(name_index("pg1-p-2"), Some(2));
+        assert_eq!(name_index("p-2"), None);
+        assert_eq!(name_index("a-b-x"), None);
+        assert_eq!(name_index("job-a-b-7"), Some(7));
+        assert_eq!(name_index("a--"), None);
     }
 }
