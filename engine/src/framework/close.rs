@@ -1,12 +1,21 @@
 //! `CloseSession` (spec §3.9): plugin close hooks, the job status updater, queue status, and the
 //! per-task scheduling reasons, all returned as `Decisions`.
 
+use rayon::prelude::*;
+
 use super::{
     Bind, Decisions, Event, EventObject, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate,
     QueueUpdate, Session,
 };
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
 use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
+
+/// What closing one job adds to the decisions.
+struct JobClose {
+    event: Option<Event>,
+    pod_conditions: Vec<PodConditionUpdate>,
+    pod_group: PodGroupUpdate,
+}
 
 impl Session {
     /// Closes the session and returns its decisions.
@@ -42,8 +51,16 @@ impl Session {
                 });
             }
         }
-        for j in snap.jobs.ids() {
-            self.update_job(j, &mut d);
+        // Jobs are independent here and a contended cycle leaves 100k pending tasks, each with
+        // a formatted reason, so they are worked out on the pool and gathered in job order.
+        let jobs: Vec<JobClose> = (0..snap.jobs.len() as u32)
+            .into_par_iter()
+            .map(|j| self.close_job(JobId(j)))
+            .collect();
+        for job in jobs {
+            d.events.extend(job.event);
+            d.pod_conditions.extend(job.pod_conditions);
+            d.pod_groups.push(job.pod_group);
         }
         self.queue_status(&mut d);
         d.events.extend(self.state.take_events());
@@ -98,7 +115,8 @@ impl Session {
         }
     }
 
-    fn update_job(&self, j: JobId, d: &mut Decisions) {
+    /// The job status updater for one job: its event, its tasks' conditions, its PodGroup.
+    fn close_job(&self, j: JobId) -> JobClose {
         let snap = &self.state.snap;
         let status = self.pod_group_status(j);
         let old = &snap.jobs.podgroup[j.idx()].status;
@@ -116,9 +134,10 @@ impl Session {
             namespace: ns.clone(),
             name: name.clone(),
         };
+        let mut event = None;
         if matches!(status.phase.as_str(), "Unknown" | "Pending" | "Inqueue") {
             let pending = self.state.job_status_count(j, TaskStatus::Pending);
-            d.events.push(Event {
+            event = Some(Event {
                 object: pg_object,
                 type_: "Warning",
                 reason: "Unschedulable".into(),
@@ -129,13 +148,14 @@ impl Session {
                 ),
             });
         } else if changed {
-            d.events.push(Event {
+            event = Some(Event {
                 object: pg_object,
                 type_: "Normal",
                 reason: "Scheduled".into(),
                 message: "pod group is ready".into(),
             });
         }
+        let mut pod_conditions = Vec::new();
         for &t in &snap.jobs.tasks[j.idx()] {
             if snap.tasks.sch_gated[t.idx()] {
                 continue;
@@ -177,7 +197,13 @@ impl Session {
                         if evicted { node.clone() } else { None },
                     )
                 }
-                TaskStatus::Pending => ("Unschedulable", self.state.task_fit_message(j, t), None),
+                TaskStatus::Pending => {
+                    let message = match self.state.job_fit_errors[j.idx()].get(&t) {
+                        Some(fe) => fe.summary(snap.nodes.len()),
+                        None => fit(),
+                    };
+                    ("Unschedulable", message, None)
+                }
                 other => (other.name(), fit(), None),
             };
             if message.is_empty() {
@@ -188,7 +214,7 @@ impl Session {
                     f
                 };
             }
-            d.pod_conditions.push(PodConditionUpdate {
+            pod_conditions.push(PodConditionUpdate {
                 namespace: snap.tasks.namespace[t.idx()].to_string(),
                 name: snap.tasks.name[t.idx()].to_string(),
                 reason: reason.to_string(),
@@ -196,12 +222,16 @@ impl Session {
                 nominated_node: nominated,
             });
         }
-        d.pod_groups.push(PodGroupUpdate {
-            namespace: ns,
-            name,
-            status,
-            changed,
-        });
+        JobClose {
+            event,
+            pod_conditions,
+            pod_group: PodGroupUpdate {
+                namespace: ns,
+                name,
+                status,
+                changed,
+            },
+        }
     }
 
     fn queue_status(&self, d: &mut Decisions) {

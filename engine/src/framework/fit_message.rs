@@ -3,17 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::SessionState;
-use crate::model::{JobId, TaskId, TaskStatus};
+use crate::model::{JobId, TaskStatus};
 
 impl SessionState {
-    /// The per-task reason: its fit errors, else the job fit error.
-    pub fn task_fit_message(&self, j: JobId, t: TaskId) -> String {
-        match self.job_fit_errors[j.idx()].get(&t) {
-            Some(fe) => fe.summary(self.snap.nodes.len()),
-            None => self.job_fit_error(j),
-        }
-    }
-
     /// Volcano's `JobInfo.FitError()`: readiness, a status histogram and the first reason.
     pub fn job_fit_error(&self, j: JobId) -> String {
         let st = self;
