@@ -18,11 +18,12 @@ pub(crate) struct PodStore {
 impl PodStore {
     /// Stores a created or replaced pod; returns the stored version.
     pub fn upsert(&mut self, key: String, pod: Pod) -> Arc<Pod> {
-        if let Some(old) = self.pods.get(&key) {
-            self.by_group.remove(old);
-        }
+        let old = self.pods.get(&key).cloned();
         let new = self.pods.upsert(key, pod).clone();
-        self.by_group.insert(new.clone());
+        match old {
+            Some(old) => self.by_group.replace(&old, new.clone()),
+            None => self.by_group.insert(new.clone()),
+        }
         new
     }
 
@@ -45,8 +46,7 @@ impl PodStore {
         let old = self.pods.get(key)?.clone();
         change(self.pods.get_mut(key)?);
         let new = self.pods.get(key)?.clone();
-        self.by_group.remove(&old);
-        self.by_group.insert(new.clone());
+        self.by_group.replace(&old, new.clone());
         Some(new)
     }
 
@@ -59,8 +59,7 @@ impl PodStore {
         let mut changed = Vec::new();
         let by_group = &mut self.by_group;
         self.pods.change_where(select, change, |old, new| {
-            by_group.remove(&old);
-            by_group.insert(new.clone());
+            by_group.replace(&old, new.clone());
             changed.push(new.clone());
         });
         changed

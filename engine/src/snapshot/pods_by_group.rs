@@ -73,8 +73,7 @@ impl PodsByGroup {
         group.insert(at, pod);
     }
 
-    /// Removes this very version of `pod` (found by address among the pods of its order key);
-    /// false when the index does not hold it.
+    /// Removes this very version of `pod`; false when the index does not hold it.
     pub fn remove(&mut self, pod: &Arc<Pod>) -> bool {
         let namespace = pod.metadata.namespace.as_str();
         let Some(groups) = self.namespaces.get_mut(namespace) else {
@@ -84,15 +83,10 @@ impl PodsByGroup {
         let Some(group) = groups.get_mut(name) else {
             return false;
         };
-        let from = group.partition_point(|p| task_order(p, pod) == Ordering::Less);
-        let Some(offset) = group[from..]
-            .iter()
-            .take_while(|p| task_order(p, pod) == Ordering::Equal)
-            .position(|p| Arc::ptr_eq(p, pod))
-        else {
+        let Some(at) = position(group, pod) else {
             return false;
         };
-        group.remove(from + offset);
+        group.remove(at);
         if group.is_empty() {
             groups.remove(name);
             if groups.is_empty() {
@@ -100,6 +94,26 @@ impl PodsByGroup {
             }
         }
         true
+    }
+
+    /// Puts `new` where `old` was when both name the same PodGroup and keep their place in task
+    /// order (a status change, a binding), else removes `old` and inserts `new`.
+    pub fn replace(&mut self, old: &Arc<Pod>, new: Arc<Pod>) {
+        let same_place = old.metadata.namespace == new.metadata.namespace
+            && group_name(old) == group_name(&new)
+            && task_order(old, &new) == Ordering::Equal;
+        if same_place
+            && let Some(group) = self
+                .namespaces
+                .get_mut(old.metadata.namespace.as_str())
+                .and_then(|groups| groups.get_mut(group_name(old)))
+            && let Some(at) = position(group, old)
+        {
+            group[at] = new;
+            return;
+        }
+        self.remove(old);
+        self.insert(new);
     }
 
     /// The pods that name PodGroup `name` in `namespace`, in task order.
@@ -132,6 +146,23 @@ impl PodsByGroup {
         }
         groups.get_mut(name).expect("inserted above")
     }
+}
+
+/// Groups up to this size are searched by address alone: comparing order keys reads every
+/// probed pod's strings, a cache miss or two each, which cost more than the scan.
+const SCANNED_GROUP: usize = 64;
+
+/// Where this very version of `pod` sits in `group`.
+fn position(group: &[Arc<Pod>], pod: &Arc<Pod>) -> Option<usize> {
+    if group.len() <= SCANNED_GROUP {
+        return group.iter().position(|p| Arc::ptr_eq(p, pod));
+    }
+    let from = group.partition_point(|p| task_order(p, pod) == Ordering::Less);
+    group[from..]
+        .iter()
+        .take_while(|p| task_order(p, pod) == Ordering::Equal)
+        .position(|p| Arc::ptr_eq(p, pod))
+        .map(|offset| from + offset)
 }
 
 #[cfg(test)]
@@ -197,5 +228,38 @@ mod tests {
         assert!(index.remove(&new));
         assert!(index.is_empty());
         assert_eq!(index.groups().count(), 0);
+    }
+
+    #[test]
+    fn replace_keeps_the_place_or_moves_to_the_new_group() {
+        let (a, b) = (pod("ns", "a", "u1", "g"), pod("ns", "b", "u2", "g"));
+        let mut index = PodsByGroup::from_pods([&a, &b]);
+        let a2 = pod("ns", "a", "u1", "g");
+        index.replace(&a, a2.clone());
+        assert!(Arc::ptr_eq(&index.members("ns", "g")[0], &a2));
+        let a3 = pod("ns", "a", "u1", "h");
+        index.replace(&a2, a3.clone());
+        assert_eq!(names(index.members("ns", "g")), ["b"]);
+        assert!(Arc::ptr_eq(&index.members("ns", "h")[0], &a3));
+        let b2 = pod("ns", "b", "u0", "h");
+        index.replace(&b, b2.clone());
+        assert_eq!(names(index.members("ns", "h")), ["b", "a"]);
+        assert_eq!(index.groups().count(), 1);
+    }
+
+    #[test]
+    fn large_groups_are_searched_by_order_key() {
+        let pods: Vec<Arc<Pod>> = (0..3 * SCANNED_GROUP)
+            .map(|i| pod("ns", &format!("p{i:04}"), "", "g"))
+            .collect();
+        let mut index = PodsByGroup::from_pods(&pods);
+        let twin = pod("ns", "p0100", "", "g");
+        assert!(!index.remove(&twin));
+        let new = pod("ns", "p0100", "", "g");
+        index.replace(&pods[100], new.clone());
+        assert!(Arc::ptr_eq(&index.members("ns", "g")[100], &new));
+        assert!(index.remove(&new));
+        assert!(index.remove(&pods[0]));
+        assert_eq!(index.len(), pods.len() - 2);
     }
 }
