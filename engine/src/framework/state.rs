@@ -50,6 +50,10 @@ pub struct SessionState {
     pub node_changes: Vec<NodeId>,
     pub job_counts: Vec<StatusCounts>,
     pub sub_job_counts: Vec<StatusCounts>,
+    /// Pending best-effort tasks per job and per sub-job, kept with the counts (gang's job
+    /// order asks on every comparison, and counting walked the job's tasks each time).
+    job_best_effort_pending: Vec<u32>,
+    sub_job_best_effort_pending: Vec<u32>,
     /// Σ Resreq of allocated-status tasks.
     pub job_allocated: Vec<Resource>,
     /// Σ Resreq of all tasks.
@@ -91,6 +95,25 @@ impl SessionState {
             c
         };
         let job_counts = snap.jobs.tasks.par_iter().map(|ts| count(ts)).collect();
+        let best_effort_pending = |ts: &[TaskId]| {
+            ts.iter()
+                .filter(|t| {
+                    tasks.status[t.idx()] == TaskStatus::Pending && tasks.best_effort[t.idx()]
+                })
+                .count() as u32
+        };
+        let job_best_effort_pending = snap
+            .jobs
+            .tasks
+            .par_iter()
+            .map(|ts| best_effort_pending(ts))
+            .collect();
+        let sub_job_best_effort_pending = snap
+            .sub_jobs
+            .tasks
+            .par_iter()
+            .map(|ts| best_effort_pending(ts))
+            .collect();
         let sub_job_counts = snap.sub_jobs.tasks.par_iter().map(|ts| count(ts)).collect();
         let (job_total_request, job_allocated) = snap
             .jobs
@@ -124,6 +147,8 @@ impl SessionState {
             node_changes: Vec::new(),
             job_counts,
             sub_job_counts,
+            job_best_effort_pending,
+            sub_job_best_effort_pending,
             job_allocated,
             job_total_request,
             job_phase: snap
@@ -206,10 +231,21 @@ impl SessionState {
             return;
         }
         self.task_status[t.idx()] = status;
+        let best_effort = self.snap.tasks.best_effort[t.idx()];
+        let count_pending = |pending: &mut u32| {
+            if old == TaskStatus::Pending {
+                *pending -= 1;
+            } else if status == TaskStatus::Pending {
+                *pending += 1;
+            }
+        };
         if let Some(j) = self.job_of(t) {
             let c = &mut self.job_counts[j.idx()];
             c[old.index()] -= 1;
             c[status.index()] += 1;
+            if best_effort {
+                count_pending(&mut self.job_best_effort_pending[j.idx()]);
+            }
             if old.is_allocated() && !status.is_allocated() {
                 let r = self.snap.tasks.resreq[t.idx()].clone();
                 self.job_allocated[j.idx()].sub(&r);
@@ -222,6 +258,9 @@ impl SessionState {
             let c = &mut self.sub_job_counts[s.idx()];
             c[old.index()] -= 1;
             c[status.index()] += 1;
+            if best_effort {
+                count_pending(&mut self.sub_job_best_effort_pending[s.idx()]);
+            }
         }
     }
 
@@ -334,13 +373,7 @@ impl SessionState {
 
     /// Pending best-effort tasks.
     pub fn pending_best_effort_task_num(&self, j: JobId) -> i32 {
-        self.snap.jobs.tasks[j.idx()]
-            .iter()
-            .filter(|t| {
-                self.task_status[t.idx()] == TaskStatus::Pending
-                    && self.snap.tasks.best_effort[t.idx()]
-            })
-            .count() as i32
+        self.job_best_effort_pending[j.idx()] as i32
     }
 
     /// Tasks in allocated statuses, Succeeded, Pipelined or Pending.
@@ -449,13 +482,7 @@ impl SessionState {
     }
 
     fn sub_job_pending_best_effort(&self, s: SubJobId) -> i32 {
-        self.snap.sub_jobs.tasks[s.idx()]
-            .iter()
-            .filter(|t| {
-                self.task_status[t.idx()] == TaskStatus::Pending
-                    && self.snap.tasks.best_effort[t.idx()]
-            })
-            .count() as i32
+        self.sub_job_best_effort_pending[s.idx()] as i32
     }
 
     /// Sub-job `IsReady`.
@@ -546,5 +573,39 @@ impl SessionState {
     /// Takes the recorded events.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(self.events.get_mut().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::Harness;
+    use crate::model::{JobId, SubJobId, TaskId, TaskStatus};
+
+    #[test]
+    fn pending_best_effort_tasks_are_counted_as_their_status_changes() {
+        let mut ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
+            .queue("q", 1)
+            .node("n1", "2", "4Gi", &[])
+            .pod_group("ns", "pg", "q", 2)
+            .pod("ns", "be", "pg", "0", "0")
+            .pod("ns", "cpu", "pg", "1", "1Gi")
+            .open()
+            .unwrap();
+        let (job, sub_job) = (JobId(0), SubJobId(0));
+        let be = ssn.state.snap.task_id("ns/be").unwrap();
+        let cpu: TaskId = ssn.state.snap.task_id("ns/cpu").unwrap();
+        let st = &mut ssn.state;
+        assert_eq!(st.pending_best_effort_task_num(job), 1);
+        assert!(!st.job_is_ready(job));
+        st.set_task_status(cpu, TaskStatus::Allocated);
+        assert!(st.job_is_ready(job) && st.sub_job_is_ready(sub_job));
+        st.set_task_status(be, TaskStatus::Allocated);
+        assert_eq!(st.pending_best_effort_task_num(job), 0);
+        assert!(st.job_is_ready(job));
+        st.set_task_status(cpu, TaskStatus::Pending);
+        assert!(!st.job_is_ready(job) && !st.sub_job_is_ready(sub_job));
+        st.set_task_status(be, TaskStatus::Pending);
+        assert_eq!(st.pending_best_effort_task_num(job), 1);
+        assert!(!st.sub_job_is_ready(sub_job));
     }
 }
