@@ -8,58 +8,81 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use rayon::prelude::*;
 
 use super::node_search::allocate_predicate;
-use crate::api::{NodeAffinity, Toleration};
+use crate::api::{Container, NodeAffinity, Pod};
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
-use crate::model::{Dim, DimDefault, NodeId, TaskId};
+use crate::model::{Dim, DimDefault, NodeId, Resource, TaskId};
 
-/// What decides a task's node ranking, for tasks whose plugins are node-local.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Signature {
-    request: (u64, u64, Vec<(Dim, u64)>),
-    node_selector: Vec<(String, String)>,
-    node_affinity: Option<NodeAffinity>,
-    tolerations: Vec<Toleration>,
-    host_ports: Vec<(i32, String, String)>,
-    images: Vec<String>,
+/// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
+/// node selector, node affinity, tolerations, host ports and images. Read in place from the
+/// task's pod, so looking a class up allocates nothing (a contended cycle asks for 100k tasks).
+struct Signature<'a> {
+    pod: &'a Pod,
+    request: &'a Resource,
 }
 
-impl Signature {
-    fn of(ssn: &Session, t: TaskId) -> Signature {
-        let snap = &ssn.state.snap;
-        let pod = &snap.tasks.pod[t.idx()];
-        let req = &snap.tasks.resreq[t.idx()];
-        let request = (
-            req.milli_cpu.to_bits(),
-            req.memory.to_bits(),
-            req.scalars().map(|(d, v)| (d, v.to_bits())).collect(),
-        );
-        let containers = pod.spec.containers.iter().chain(&pod.spec.init_containers);
+impl<'a> Signature<'a> {
+    fn of(ssn: &'a Session, t: TaskId) -> Signature<'a> {
+        let tasks = &ssn.state.snap.tasks;
         Signature {
-            request,
-            node_selector: pod
-                .spec
-                .node_selector
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            node_affinity: pod
-                .spec
-                .affinity
-                .as_ref()
-                .and_then(|a| a.node_affinity.clone()),
-            tolerations: pod.spec.tolerations.clone(),
-            host_ports: containers
-                .clone()
-                .flat_map(|c| &c.ports)
-                .filter(|p| p.host_port > 0)
-                .map(|p| (p.host_port, p.host_ip.clone(), p.protocol.clone()))
-                .collect(),
-            images: containers.map(|c| c.image.clone()).collect(),
+            pod: &tasks.pod[t.idx()],
+            request: &tasks.resreq[t.idx()],
         }
+    }
+
+    /// The request's values bit for bit: cpu, memory, then each scalar with its dimension.
+    fn request(&self) -> impl Iterator<Item = (Option<Dim>, u64)> + '_ {
+        let r = self.request;
+        [(None, r.milli_cpu.to_bits()), (None, r.memory.to_bits())]
+            .into_iter()
+            .chain(r.scalars().map(|(d, v)| (Some(d), v.to_bits())))
+    }
+
+    fn node_affinity(&self) -> Option<&'a NodeAffinity> {
+        self.pod.spec.affinity.as_ref()?.node_affinity.as_ref()
+    }
+
+    fn containers(&self) -> impl Iterator<Item = &'a Container> + Clone {
+        let spec = &self.pod.spec;
+        spec.containers.iter().chain(&spec.init_containers)
+    }
+
+    fn host_ports(&self) -> impl Iterator<Item = (i32, &'a str, &'a str)> {
+        self.containers()
+            .flat_map(|c| &c.ports)
+            .filter(|p| p.host_port > 0)
+            .map(|p| (p.host_port, p.host_ip.as_str(), p.protocol.as_str()))
+    }
+
+    fn images(&self) -> impl Iterator<Item = &'a str> {
+        self.containers().map(|c| c.image.as_str())
+    }
+
+    fn hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.request().for_each(|r| r.hash(&mut h));
+        self.pod.spec.node_selector.hash(&mut h);
+        self.node_affinity().hash(&mut h);
+        self.pod.spec.tolerations.hash(&mut h);
+        self.host_ports().for_each(|p| p.hash(&mut h));
+        self.images().for_each(|i| i.hash(&mut h));
+        h.finish()
+    }
+}
+
+impl PartialEq for Signature<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.pod.spec, &other.pod.spec);
+        self.request().eq(other.request())
+            && a.node_selector == b.node_selector
+            && self.node_affinity() == other.node_affinity()
+            && a.tolerations == b.tolerations
+            && self.host_ports().eq(other.host_ports())
+            && self.images().eq(other.images())
     }
 }
 
@@ -158,7 +181,9 @@ struct Class {
 /// The classes of one session.
 #[derive(Debug, Default)]
 pub struct ClassCache {
-    by_signature: HashMap<Signature, usize>,
+    /// Classes by their signature's hash: each with the task that founded it, whose signature
+    /// stands for the class's.
+    by_signature: HashMap<u64, Vec<(TaskId, usize)>>,
     task_class: HashMap<TaskId, Option<usize>>,
     classes: Vec<Class>,
 }
@@ -231,9 +256,12 @@ impl ClassCache {
             && ssn.node_local(t);
         let class = eligible.then(|| {
             let sig = Signature::of(ssn, t);
-            let next = self.classes.len();
-            let id = *self.by_signature.entry(sig).or_insert(next);
-            if id == next {
+            let same = self.by_signature.entry(sig.hash()).or_default();
+            if let Some(&(_, id)) = same.iter().find(|(f, _)| Signature::of(ssn, *f) == sig) {
+                id
+            } else {
+                let id = self.classes.len();
+                same.push((t, id));
                 let statics = ssn.static_feasible(t);
                 let ranks: Vec<Rank> = (0..ssn.state.snap.nodes.len())
                     .into_par_iter()
@@ -252,8 +280,8 @@ impl ClassCache {
                     seen: ssn.state.node_changes.len(),
                 };
                 self.classes.push(class);
+                id
             }
-            id
         });
         self.task_class.insert(t, class);
         class
