@@ -1,6 +1,8 @@
 //! A task's kube `CycleState` for the session: what its last PrePredicate computed, and the
 //! filters a PreFilter told to skip. A skip is never withdrawn within the session, as in Volcano.
 
+use std::sync::Arc;
+
 use crate::plugins::k8s::inter_pod_affinity::InterPodAffinityState;
 use crate::plugins::k8s::node_affinity::RequiredNodeAffinity;
 use crate::plugins::k8s::node_ports::HostPort;
@@ -67,7 +69,8 @@ impl SkipSet {
 #[derive(Debug, Clone, Default)]
 pub struct CycleState {
     pub skip: SkipSet,
-    pub node_affinity: Option<RequiredNodeAffinity>,
+    /// Shared with the pod's memo (`node_affinity::pre_filter_memoised`).
+    pub node_affinity: Option<Arc<RequiredNodeAffinity>>,
     pub node_ports: Option<Vec<HostPort>>,
     pub inter_pod_affinity: Option<InterPodAffinityState>,
     pub topology_spread: Option<SpreadFilterState>,

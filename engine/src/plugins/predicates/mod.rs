@@ -166,7 +166,8 @@ impl Predicates {
         let pod = c.pod(task);
         use PreFiltered::*;
         if self.args.node_affinity
-            && let Some(s) = pre_filtered(state, NodeAffinity, node_affinity::pre_filter(pod))?
+            && let Some(s) =
+                pre_filtered(state, NodeAffinity, node_affinity::pre_filter_memoised(pod))?
         {
             state.node_affinity = Some(s);
         }
@@ -214,7 +215,7 @@ impl Predicates {
             // Without a PreFilter state kube computes the requirement on the spot.
             let fallback;
             let required = match &state.node_affinity {
-                Some(r) => r,
+                Some(r) => r.as_ref(),
                 None => {
                     fallback = node_affinity::RequiredNodeAffinity::of(pod);
                     &fallback
