@@ -6,13 +6,18 @@
 //! is derived by the snapshot or the plugins that need it, with the same result.
 
 use crate::api::{Node, Pod};
+use crate::plugins::k8s::node_affinity;
 use crate::plugins::k8s::pod_info::PodInfo;
 use crate::snapshot::{prepare_node_row, prepare_task_row};
 
-/// Derives and memoises what the snapshot and the built-in plugins read from `pod`.
+/// Derives and memoises what the snapshot and the built-in plugins read from `pod`; for a pod
+/// still to be placed, also its NodeAffinity PreFilter answer.
 pub fn prepare_pod(pod: &Pod) {
     prepare_task_row(pod);
     pod.memo.get_or_init(|| PodInfo::new(pod));
+    if pod.spec.node_name.is_empty() {
+        let _ = node_affinity::pre_filter_memoised(pod);
+    }
 }
 
 /// Derives and memoises the node's snapshot row.

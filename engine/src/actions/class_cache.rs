@@ -8,8 +8,9 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
+use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::node_search::allocate_predicate;
@@ -63,7 +64,7 @@ impl<'a> Signature<'a> {
     }
 
     fn hash(&self) -> u64 {
-        let mut h = DefaultHasher::new();
+        let mut h = FixedState::default().build_hasher();
         self.request().for_each(|r| r.hash(&mut h));
         self.pod.spec.node_selector.hash(&mut h);
         self.node_affinity().hash(&mut h);
@@ -183,8 +184,8 @@ struct Class {
 pub struct ClassCache {
     /// Classes by their signature's hash: each with the task that founded it, whose signature
     /// stands for the class's.
-    by_signature: HashMap<u64, Vec<(TaskId, usize)>>,
-    task_class: HashMap<TaskId, Option<usize>>,
+    by_signature: HashMap<u64, Vec<(TaskId, usize)>, FixedState>,
+    task_class: HashMap<TaskId, Option<usize>, FixedState>,
     classes: Vec<Class>,
 }
 
