@@ -189,25 +189,69 @@ pub struct ClassCache {
     classes: Vec<Class>,
 }
 
-/// A node's rank for `t`, exactly as the plain path would see it.
-fn rank(ssn: &Session, t: TaskId, n: NodeId) -> Rank {
-    if let Err(e) = allocate_predicate(ssn, t, n) {
-        return Rank::Infeasible(e);
-    }
+/// Nodes scored by one `batch_node_order` call when a class ranks many: the plugins are
+/// node-local for the class, so a node's score is the same in any batch, and one call per node
+/// spent more on setting up each scorer than on scoring.
+const SCORE_BATCH: usize = 256;
+
+/// The ranks of `nodes` for `t`, exactly as the plain path would see each node: predicates, then
+/// the idle group and the node-order plus batch score of those that pass. Spread over the pool
+/// when `parallel`; the answer does not depend on it.
+fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Vec<Rank> {
     let req = ssn.state.resreq(t);
-    let group = if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
-        0
-    } else {
-        1
+    let check = |&n: &NodeId| -> Result<u8, FitError> {
+        allocate_predicate(ssn, t, n)?;
+        let fits_idle = req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero);
+        Ok(if fits_idle { 0 } else { 1 })
     };
-    let batch = ssn
-        .batch_node_order(t, &[n])
-        .and_then(|v| v.first().copied())
-        .unwrap_or(0.0);
-    Rank::Feasible {
-        group,
-        score: ssn.node_order(t, n) + batch,
-    }
+    let checked: Vec<Result<u8, FitError>> = if parallel {
+        nodes.par_iter().map(check).collect()
+    } else {
+        nodes.iter().map(check).collect()
+    };
+    let feasible: Vec<NodeId> = nodes
+        .iter()
+        .zip(&checked)
+        .filter(|(_, c)| c.is_ok())
+        .map(|(&n, _)| n)
+        .collect();
+    let score = |batch: &[NodeId]| -> Vec<f64> {
+        let scores = ssn.batch_node_order(t, batch).unwrap_or_else(|| {
+            // A batch fails as a whole when one node's score is refused; node by node, only
+            // that node scores 0, as on the plain path.
+            batch
+                .iter()
+                .map(|&n| {
+                    let one = ssn.batch_node_order(t, &[n]);
+                    one.and_then(|v| v.first().copied()).unwrap_or(0.0)
+                })
+                .collect()
+        });
+        batch
+            .iter()
+            .zip(scores)
+            .map(|(&n, b)| ssn.node_order(t, n) + b)
+            .collect()
+    };
+    let scores: Vec<f64> = if parallel {
+        feasible
+            .par_chunks(SCORE_BATCH)
+            .flat_map_iter(score)
+            .collect()
+    } else {
+        feasible.chunks(SCORE_BATCH).flat_map(score).collect()
+    };
+    let mut scores = scores.into_iter();
+    checked
+        .into_iter()
+        .map(|c| match c {
+            Err(e) => Rank::Infeasible(e),
+            Ok(group) => Rank::Feasible {
+                group,
+                score: scores.next().unwrap_or_default(),
+            },
+        })
+        .collect()
 }
 
 impl Class {
@@ -218,7 +262,7 @@ impl Class {
             .filter(|&n| matches!(self.ranks[n], Rank::Deferred(None)))
             .map(|n| NodeId(n as u32))
             .collect();
-        let ranks: Vec<Rank> = pending.par_iter().map(|&n| rank(ssn, t, n)).collect();
+        let ranks = ranks(ssn, t, &pending, true);
         for (n, r) in pending.into_iter().zip(ranks) {
             match r {
                 Rank::Infeasible(e) => self.set(n, Rank::Deferred(Some(e))),
@@ -264,13 +308,17 @@ impl ClassCache {
                 let id = self.classes.len();
                 same.push((t, id));
                 let statics = ssn.static_feasible(t);
-                let ranks: Vec<Rank> = (0..ssn.state.snap.nodes.len())
-                    .into_par_iter()
-                    .map(|n| match &statics {
-                        Some(s) if !s.contains(n) => Rank::Deferred(None),
-                        _ => rank(ssn, t, NodeId(n as u32)),
-                    })
+                let candidates: Vec<NodeId> = (0..ssn.state.snap.nodes.len())
+                    .filter(|&n| statics.as_ref().is_none_or(|s| s.contains(n)))
+                    .map(|n| NodeId(n as u32))
                     .collect();
+                let mut ranks = vec![Rank::Deferred(None); ssn.state.snap.nodes.len()];
+                for (n, r) in candidates
+                    .iter()
+                    .zip(self::ranks(ssn, t, &candidates, true))
+                {
+                    ranks[n.idx()] = r;
+                }
                 let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
                 let class = Class {
                     order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
@@ -298,18 +346,16 @@ impl ClassCache {
             let mut dirty: Vec<NodeId> = changes.to_vec();
             dirty.sort_unstable();
             dirty.dedup();
-            let ranks_of = &class.ranks;
-            let rerank = |&n: &NodeId| match ranks_of[n.idx()] {
-                Rank::Deferred(_) => Rank::Deferred(None),
-                _ => rank(ssn, t, n),
-            };
+            // Nodes outside the static set stay deferred: whatever changed, they fail.
+            let (deferred, ranked): (Vec<NodeId>, Vec<NodeId>) = dirty
+                .into_iter()
+                .partition(|n| matches!(class.ranks[n.idx()], Rank::Deferred(_)));
+            for n in deferred {
+                class.set(n, Rank::Deferred(None));
+            }
             // A placement dirties one node: fanning that out costs more than ranking it here.
-            let ranks: Vec<Rank> = if dirty.len() < PARALLEL_RERANK {
-                dirty.iter().map(rerank).collect()
-            } else {
-                dirty.par_iter().map(rerank).collect()
-            };
-            for (n, r) in dirty.into_iter().zip(ranks) {
+            let parallel = ranked.len() >= PARALLEL_RERANK;
+            for (&n, r) in ranked.iter().zip(ranks(ssn, t, &ranked, parallel)) {
                 class.set(n, r);
             }
             class.seen = ssn.state.node_changes.len();
