@@ -200,12 +200,17 @@ impl Harness {
 
     /// Parses the configuration and opens the session.
     pub fn open(self) -> Result<Session, ConfigError> {
+        self.open_with(SessionOptions::default())
+    }
+
+    /// Opens the session with `options` (the plain path, node sampling, a fixed clock).
+    pub fn open_with(self, options: SessionOptions) -> Result<Session, ConfigError> {
         let conf = SchedulerConfig::parse(&self.conf)?;
         Session::open(
             Arc::new(self.builder.build()),
             Arc::new(conf),
             &self.registry,
-            SessionOptions::default(),
+            options,
         )
     }
 }

@@ -171,6 +171,8 @@ impl Ord for TotalF64 {
 /// change log the ranks are current.
 #[derive(Debug)]
 struct Class {
+    /// A batch scorer refused a node: the class answers no more, its tasks take the plain path.
+    refused: bool,
     ranks: Vec<Rank>,
     order: BTreeSet<Key>,
     seen: usize,
@@ -196,8 +198,9 @@ const SCORE_BATCH: usize = 256;
 
 /// The ranks of `nodes` for `t`, exactly as the plain path would see each node: predicates, then
 /// the idle group and the node-order plus batch score of those that pass. Spread over the pool
-/// when `parallel`; the answer does not depend on it.
-fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Vec<Rank> {
+/// when `parallel`; the answer does not depend on it. `None` when a batch scorer refuses a node:
+/// the plain path then scores no node of the task at all, which a ranking cannot express.
+fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<Vec<Rank>> {
     let req = ssn.state.resreq(t);
     let check = |&n: &NodeId| -> Result<u8, FitError> {
         allocate_predicate(ssn, t, n)?;
@@ -215,34 +218,18 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Vec<Rank
         .filter(|(_, c)| c.is_ok())
         .map(|(&n, _)| n)
         .collect();
-    let score = |batch: &[NodeId]| -> Vec<f64> {
-        let scores = ssn.batch_node_order(t, batch).unwrap_or_else(|| {
-            // A batch fails as a whole when one node's score is refused; node by node, only
-            // that node scores 0, as on the plain path.
-            batch
-                .iter()
-                .map(|&n| {
-                    let one = ssn.batch_node_order(t, &[n]);
-                    one.and_then(|v| v.first().copied()).unwrap_or(0.0)
-                })
-                .collect()
-        });
-        batch
-            .iter()
-            .zip(scores)
-            .map(|(&n, b)| ssn.node_order(t, n) + b)
-            .collect()
+    let score = |batch: &[NodeId]| -> Option<Vec<f64>> {
+        let scores = ssn.batch_node_order(t, batch)?;
+        let summed = batch.iter().zip(scores);
+        Some(summed.map(|(&n, b)| ssn.node_order(t, n) + b).collect())
     };
-    let scores: Vec<f64> = if parallel {
-        feasible
-            .par_chunks(SCORE_BATCH)
-            .flat_map_iter(score)
-            .collect()
+    let batches: Option<Vec<Vec<f64>>> = if parallel {
+        feasible.par_chunks(SCORE_BATCH).map(score).collect()
     } else {
-        feasible.chunks(SCORE_BATCH).flat_map(score).collect()
+        feasible.chunks(SCORE_BATCH).map(score).collect()
     };
-    let mut scores = scores.into_iter();
-    checked
+    let mut scores = batches?.into_iter().flatten();
+    let ranks = checked
         .into_iter()
         .map(|c| match c {
             Err(e) => Rank::Infeasible(e),
@@ -251,7 +238,8 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Vec<Rank
                 score: scores.next().unwrap_or_default(),
             },
         })
-        .collect()
+        .collect();
+    Some(ranks)
 }
 
 impl Class {
@@ -262,7 +250,10 @@ impl Class {
             .filter(|&n| matches!(self.ranks[n], Rank::Deferred(None)))
             .map(|n| NodeId(n as u32))
             .collect();
-        let ranks = ranks(ssn, t, &pending, true);
+        let Some(ranks) = ranks(ssn, t, &pending, true) else {
+            self.refused = true;
+            return;
+        };
         for (n, r) in pending.into_iter().zip(ranks) {
             match r {
                 Rank::Infeasible(e) => self.set(n, Rank::Deferred(Some(e))),
@@ -313,14 +304,14 @@ impl ClassCache {
                     .map(|n| NodeId(n as u32))
                     .collect();
                 let mut ranks = vec![Rank::Deferred(None); ssn.state.snap.nodes.len()];
-                for (n, r) in candidates
-                    .iter()
-                    .zip(self::ranks(ssn, t, &candidates, true))
-                {
+                let candidate_ranks = self::ranks(ssn, t, &candidates, true);
+                let refused = candidate_ranks.is_none();
+                for (n, r) in candidates.iter().zip(candidate_ranks.into_iter().flatten()) {
                     ranks[n.idx()] = r;
                 }
                 let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
                 let class = Class {
+                    refused,
                     order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
                     failures: ranked()
                         .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
@@ -341,6 +332,9 @@ impl ClassCache {
     pub fn best_node(&mut self, ssn: &Session, t: TaskId) -> Option<Result<NodeId, FitErrors>> {
         let c = self.class_of(ssn, t)?;
         let class = &mut self.classes[c];
+        if class.refused {
+            return None;
+        }
         let changes = &ssn.state.node_changes[class.seen..];
         if !changes.is_empty() {
             let mut dirty: Vec<NodeId> = changes.to_vec();
@@ -355,13 +349,21 @@ impl ClassCache {
             }
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let parallel = ranked.len() >= PARALLEL_RERANK;
-            for (&n, r) in ranked.iter().zip(ranks(ssn, t, &ranked, parallel)) {
-                class.set(n, r);
+            match ranks(ssn, t, &ranked, parallel) {
+                Some(ranks) => {
+                    for (&n, r) in ranked.iter().zip(ranks) {
+                        class.set(n, r);
+                    }
+                }
+                None => class.refused = true,
             }
             class.seen = ssn.state.node_changes.len();
         }
         if class.order.is_empty() {
             class.resolve_deferred(ssn, t);
+        }
+        if class.refused {
+            return None;
         }
         Some(match class.order.first() {
             Some(k) => Ok(NodeId(k.node)),
@@ -370,5 +372,68 @@ impl ClassCache {
                 ..Default::default()
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::framework::{Plugin, SessionOptions, SessionState};
+    use crate::harness::Harness;
+    use crate::model::{NodeId, TaskId};
+
+    /// Node-local, with a batch scorer that refuses any batch holding node `n2`.
+    struct RefusesN2;
+
+    impl Plugin for RefusesN2 {
+        fn name(&self) -> &str {
+            "refuses-n2"
+        }
+
+        fn node_local(&self, _: &SessionState, _: TaskId) -> bool {
+            true
+        }
+
+        fn batch_node_order(
+            &self,
+            ssn: &SessionState,
+            _: TaskId,
+            nodes: &[NodeId],
+        ) -> Option<Result<Vec<f64>, String>> {
+            let names = &ssn.snap.nodes.name;
+            Some(if nodes.iter().any(|n| names[n.idx()] == "n2") {
+                Err("n2 refused".into())
+            } else {
+                Ok(vec![1.0; nodes.len()])
+            })
+        }
+    }
+
+    fn bound_with(options: SessionOptions) -> Vec<String> {
+        let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: refuses-n2\n";
+        let mut ssn = Harness::new(conf)
+            .with_plugin("refuses-n2", |_| Ok(Box::new(RefusesN2)))
+            .queue("q", 1)
+            .node("n1", "4", "8Gi", &[])
+            .node("n2", "4", "8Gi", &[])
+            .pod_group("ns", "pg", "q", 1)
+            .pod("ns", "p", "pg", "1", "1Gi")
+            .open_with(options)
+            .unwrap();
+        crate::actions::run(&mut ssn, "allocate");
+        let nodes = &ssn.state.snap.nodes.name;
+        ssn.binds
+            .iter()
+            .map(|&(_, n)| nodes[n.idx()].clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_refused_batch_score_sends_the_class_to_the_plain_path() {
+        let plain = bound_with(SessionOptions {
+            disable_class_caches: true,
+            ..Default::default()
+        });
+        assert_eq!(plain, Vec::<String>::new(), "the plain path scores no node");
+        assert_eq!(bound_with(SessionOptions::default()), plain);
     }
 }
