@@ -24,14 +24,16 @@ impl Session {
         let mut d = Decisions::default();
         let snap = self.state.snap.clone();
         let tasks = &snap.tasks;
-        for &(t, n) in &self.binds {
-            d.binds.push(Bind {
+        d.binds = self
+            .binds
+            .par_iter()
+            .map(|&(t, n)| Bind {
                 namespace: tasks.namespace[t.idx()].to_string(),
                 name: tasks.name[t.idx()].to_string(),
                 uid: tasks.uid[t.idx()].to_string(),
                 node: snap.nodes.name[n.idx()].clone(),
-            });
-        }
+            })
+            .collect();
         for (t, reason) in &self.evictions {
             d.evictions.push(Eviction {
                 namespace: tasks.namespace[t.idx()].to_string(),
@@ -40,23 +42,27 @@ impl Session {
                 reason: reason.clone(),
             });
         }
-        for t in 0..tasks.len() {
-            if self.state.task_status[t] == TaskStatus::Pipelined
-                && let Some(n) = self.state.task_node[t]
-            {
-                d.pipelined.push(Pipelined {
+        let (status, node) = (&self.state.task_status, &self.state.task_node);
+        d.pipelined = (0..tasks.len())
+            .into_par_iter()
+            .filter_map(|t| match (status[t], node[t]) {
+                (TaskStatus::Pipelined, Some(n)) => Some(Pipelined {
                     namespace: tasks.namespace[t].to_string(),
                     name: tasks.name[t].to_string(),
                     node: snap.nodes.name[n.idx()].clone(),
-                });
-            }
-        }
+                }),
+                _ => None,
+            })
+            .collect();
         // Jobs are independent here and a contended cycle leaves 100k pending tasks, each with
         // a formatted reason, so they are worked out on the pool and gathered in job order.
         let jobs: Vec<JobClose> = (0..snap.jobs.len() as u32)
             .into_par_iter()
             .map(|j| self.close_job(JobId(j)))
             .collect();
+        d.pod_conditions
+            .reserve(jobs.iter().map(|j| j.pod_conditions.len()).sum());
+        d.pod_groups.reserve(jobs.len());
         for job in jobs {
             d.events.extend(job.event);
             d.pod_conditions.extend(job.pod_conditions);

@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use crate::api::PodGroupCondition;
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{EvictionContext, JobInvalid, Plugin, SessionState, Vote};
@@ -143,65 +145,77 @@ impl Plugin for Gang {
 
     /// Writes each job's `Scheduled` or `Unschedulable` condition for this session.
     fn on_session_close(&mut self, ssn: &mut SessionState) {
-        let snap = ssn.snap.clone();
-        for j in snap.jobs.ids() {
-            let tasks = &snap.jobs.tasks[j.idx()];
-            if tasks.is_empty() {
-                continue;
+        // Each job's condition reads only the session; they are worked out on the pool (a
+        // contended cycle leaves tens of thousands of jobs with a message to format) and set in
+        // job order.
+        let conditions: Vec<Option<PodGroupCondition>> = (0..ssn.snap.jobs.len() as u32)
+            .into_par_iter()
+            .map(|j| job_condition(ssn, JobId(j)))
+            .collect();
+        for (j, cond) in conditions.into_iter().enumerate() {
+            if let Some(cond) = cond {
+                set_condition(&mut ssn.job_conditions[j], cond);
             }
-            let min = snap.jobs.min_available[j.idx()];
-            let cond = if !ssn.job_is_ready(j) {
-                let status = |t: &TaskId| ssn.task_status[t.idx()];
-                let releasing_on_node = tasks
-                    .iter()
-                    .filter(|t| {
-                        status(t) == TaskStatus::Releasing && ssn.task_node[t.idx()].is_some()
-                    })
-                    .count() as i32;
-                let has_pending_or_pipelined = tasks
-                    .iter()
-                    .any(|t| matches!(status(t), TaskStatus::Pending | TaskStatus::Pipelined));
-                let scheduled = tasks.iter().filter(|t| status(t).is_scheduled()).count() as i32;
-                if releasing_on_node > 0
-                    && !has_pending_or_pipelined
-                    && scheduled + releasing_on_node >= min
-                {
-                    continue;
-                }
-                let placed_before = tasks
-                    .iter()
-                    .filter(|t| {
-                        status(t) == TaskStatus::Pending
-                            && ssn.task_last_tx[t.idx()]
-                                .map(|x| x.status)
-                                .unwrap_or(status(t))
-                                .is_allocated()
-                    })
-                    .count() as i32;
-                let unready = min - (ssn.ready_task_num(j) + placed_before);
-                PodGroupCondition {
-                    type_: "Unschedulable".into(),
-                    status: "True".into(),
-                    transition_id: ssn.options.uid.clone(),
-                    last_transition_time: Some(ssn.options.now),
-                    reason: "NotEnoughResources".into(),
-                    message: format!(
-                        "{unready}/{} tasks in gang unschedulable: {}",
-                        tasks.len(),
-                        ssn.job_fit_error(j)
-                    ),
-                }
-            } else {
-                PodGroupCondition {
-                    type_: "Scheduled".into(),
-                    status: "True".into(),
-                    transition_id: ssn.options.uid.clone(),
-                    last_transition_time: Some(ssn.options.now),
-                    reason: "tasks in gang are ready to be scheduled".into(),
-                    message: String::new(),
-                }
-            };
-            set_condition(&mut ssn.job_conditions[j.idx()], cond);
         }
     }
+}
+
+/// The condition gang's session close sets on job `j`: Unschedulable with the gang's message
+/// while it is not ready, else Scheduled; `None` to leave it as it is.
+fn job_condition(ssn: &SessionState, j: JobId) -> Option<PodGroupCondition> {
+    let snap = &ssn.snap;
+    let tasks = &snap.jobs.tasks[j.idx()];
+    if tasks.is_empty() {
+        return None;
+    }
+    let min = snap.jobs.min_available[j.idx()];
+    Some(if !ssn.job_is_ready(j) {
+        let status = |t: &TaskId| ssn.task_status[t.idx()];
+        let releasing_on_node = tasks
+            .iter()
+            .filter(|t| status(t) == TaskStatus::Releasing && ssn.task_node[t.idx()].is_some())
+            .count() as i32;
+        let has_pending_or_pipelined = tasks
+            .iter()
+            .any(|t| matches!(status(t), TaskStatus::Pending | TaskStatus::Pipelined));
+        let scheduled = tasks.iter().filter(|t| status(t).is_scheduled()).count() as i32;
+        if releasing_on_node > 0
+            && !has_pending_or_pipelined
+            && scheduled + releasing_on_node >= min
+        {
+            return None;
+        }
+        let placed_before = tasks
+            .iter()
+            .filter(|t| {
+                status(t) == TaskStatus::Pending
+                    && ssn.task_last_tx[t.idx()]
+                        .map(|x| x.status)
+                        .unwrap_or(status(t))
+                        .is_allocated()
+            })
+            .count() as i32;
+        let unready = min - (ssn.ready_task_num(j) + placed_before);
+        PodGroupCondition {
+            type_: "Unschedulable".into(),
+            status: "True".into(),
+            transition_id: ssn.options.uid.clone(),
+            last_transition_time: Some(ssn.options.now),
+            reason: "NotEnoughResources".into(),
+            message: format!(
+                "{unready}/{} tasks in gang unschedulable: {}",
+                tasks.len(),
+                ssn.job_fit_error(j)
+            ),
+        }
+    } else {
+        PodGroupCondition {
+            type_: "Scheduled".into(),
+            status: "True".into(),
+            transition_id: ssn.options.uid.clone(),
+            last_transition_time: Some(ssn.options.now),
+            reason: "tasks in gang are ready to be scheduled".into(),
+            message: String::new(),
+        }
+    })
 }
