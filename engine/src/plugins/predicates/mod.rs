@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use fixedbitset::FixedBitSet;
+use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use self::arguments::PredicateArgs;
@@ -41,7 +42,7 @@ pub struct Predicates {
     view: ClusterView,
     /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it
     /// (read for every node a task is checked against, from many threads at once).
-    states: RwLock<HashMap<TaskId, Arc<CycleState>>>,
+    states: RwLock<HashMap<TaskId, Arc<CycleState>, FixedState>>,
     /// The states that hold nothing but skips, one shared copy per skip set (most pending
     /// tasks have no affinity, ports or spread constraints).
     skips_only: [OnceLock<Arc<CycleState>>; SkipSet::COUNT],
@@ -56,7 +57,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     Ok(Box::new(Predicates {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
-        states: RwLock::new(HashMap::new()),
+        states: RwLock::new(HashMap::default()),
         skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
