@@ -201,12 +201,7 @@ const SCORE_BATCH: usize = 256;
 /// when `parallel`; the answer does not depend on it. `None` when a batch scorer refuses a node:
 /// the plain path then scores no node of the task at all, which a ranking cannot express.
 fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<Vec<Rank>> {
-    let req = ssn.state.resreq(t);
-    let check = |&n: &NodeId| -> Result<u8, FitError> {
-        allocate_predicate(ssn, t, n)?;
-        let fits_idle = req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero);
-        Ok(if fits_idle { 0 } else { 1 })
-    };
+    let check = |&n: &NodeId| feasible_group(ssn, t, n);
     let checked: Vec<Result<u8, FitError>> = if parallel {
         nodes.par_iter().map(check).collect()
     } else {
@@ -240,6 +235,32 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<V
         })
         .collect();
     Some(ranks)
+}
+
+/// Node `n`'s group for `t` (0: fits idle now, 1: only future idle) when it passes the
+/// predicates.
+fn feasible_group(ssn: &Session, t: TaskId, n: NodeId) -> Result<u8, FitError> {
+    allocate_predicate(ssn, t, n)?;
+    let fits_idle = ssn
+        .state
+        .resreq(t)
+        .less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero);
+    Ok(if fits_idle { 0 } else { 1 })
+}
+
+/// `ranks` of the one node a placement dirties, without the lists a batch needs (a contended
+/// cycle re-ranks 200k single nodes).
+fn rank_one(ssn: &Session, t: TaskId, n: NodeId) -> Option<Rank> {
+    Some(match feasible_group(ssn, t, n) {
+        Err(e) => Rank::Infeasible(e),
+        Ok(group) => {
+            let batch = ssn.batch_node_order(t, &[n])?;
+            Rank::Feasible {
+                group,
+                score: ssn.node_order(t, n) + batch.first().copied().unwrap_or_default(),
+            }
+        }
+    })
 }
 
 impl Class {
@@ -349,13 +370,16 @@ impl ClassCache {
             }
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let parallel = ranked.len() >= PARALLEL_RERANK;
-            match ranks(ssn, t, &ranked, parallel) {
-                Some(ranks) => {
+            let reranked = match ranked[..] {
+                [n] => rank_one(ssn, t, n).map(|r| class.set(n, r)),
+                _ => ranks(ssn, t, &ranked, parallel).map(|ranks| {
                     for (&n, r) in ranked.iter().zip(ranks) {
                         class.set(n, r);
                     }
-                }
-                None => class.refused = true,
+                }),
+            };
+            if reranked.is_none() {
+                class.refused = true;
             }
             class.seen = ssn.state.node_changes.len();
         }
