@@ -355,6 +355,23 @@ impl Resource {
         if bad.is_empty() { Ok(()) } else { Err(bad) }
     }
 
+    /// `(self + req).less_equal_with_dimension(limit, req).is_ok()` without building the sum
+    /// (proportion asks it for every task allocate considers): the same additions, compared the
+    /// same way.
+    pub fn plus_fits_with_dimension(&self, req: &Resource, limit: &Resource) -> bool {
+        if req.milli_cpu > 0.0 && self.milli_cpu + req.milli_cpu > limit.milli_cpu {
+            return false;
+        }
+        if req.memory > 0.0 && self.memory + req.memory > limit.memory {
+            return false;
+        }
+        req.scalars().all(|(d, q)| {
+            let over =
+                q > 0.0 && self.scalar(d).unwrap_or(0.0) + q > limit.scalar(d).unwrap_or(0.0);
+            d == Dim::PODS || !over
+        })
+    }
+
     /// `LessEqualPartlyWithDimension(rr, req)`: some requested dimension (`pods` ignored) is
     /// `≤` within ε.
     pub fn less_equal_partly_with_dimension(&self, rr: &Resource, req: &Resource) -> bool {
@@ -694,5 +711,44 @@ mod tests {
         assert_eq!(share(0.0, 0.0), 0.0);
         assert_eq!(share(1.0, 0.0), 1.0);
         assert_eq!(share(1.0, 4.0), 0.25);
+    }
+
+    #[test]
+    fn plus_fits_with_dimension_answers_as_the_built_sum_would() {
+        let gpu = Dim::of("nvidia.com/gpu");
+        let other = Dim::of("example.com/fpga");
+        let with = |cpu: f64, mem: f64, scalars: &[(Dim, f64)]| {
+            let mut r = Resource::empty();
+            r.milli_cpu = cpu;
+            r.memory = mem;
+            for &(d, v) in scalars {
+                r.set_scalar(d, v);
+            }
+            r
+        };
+        let resources = [
+            Resource::empty(),
+            with(1000.0, 1e9, &[]),
+            with(500.0, 0.0, &[(gpu, 1000.0)]),
+            with(0.0, 2e9, &[(gpu, 0.0), (Dim::PODS, 5.0)]),
+            with(
+                4000.0,
+                8e9,
+                &[(gpu, 2000.0), (other, 1.0), (Dim::PODS, 110.0)],
+            ),
+            with(f64::NAN, 1e9, &[(gpu, f64::NAN)]),
+        ];
+        for a in &resources {
+            for req in &resources {
+                for limit in &resources {
+                    let built = a.plus(req).less_equal_with_dimension(limit, req).is_ok();
+                    assert_eq!(
+                        a.plus_fits_with_dimension(req, limit),
+                        built,
+                        "{a:?} {req:?} {limit:?}"
+                    );
+                }
+            }
+        }
     }
 }

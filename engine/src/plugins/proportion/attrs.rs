@@ -34,9 +34,7 @@ impl QueueAttr {
     pub fn fits_deserved(&self, req: &Resource) -> bool {
         self.usage
             .allocated
-            .plus(req)
-            .less_equal_with_dimension(&self.deserved, req)
-            .is_ok()
+            .plus_fits_with_dimension(req, &self.deserved)
     }
 
     /// `deserved ≤ allocated`: the queue has had its share.
