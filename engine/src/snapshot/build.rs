@@ -2,7 +2,7 @@
 //! `QueueInfo` and hyper-node derivations (spec §4), done once per object per cycle.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
@@ -330,15 +330,6 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         pgs.par_sort_by(|a, b| a.0.cmp(&b.0));
         pgs.dedup_by(|a, b| a.0 == b.0);
-        // (namespace, PodGroup name) → job, looked up without building strings per pod.
-        let job_of: HashMap<(&str, &str), JobId, FixedState> = pgs
-            .iter()
-            .enumerate()
-            .map(|(i, (_, pg, _))| {
-                let key = (pg.metadata.namespace.as_str(), pg.metadata.name.as_str());
-                (key, JobId(i as u32))
-            })
-            .collect();
         let priority_of = |pg: &PodGroup| {
             if pg.spec.priority_class_name.is_empty() {
                 default_priority
@@ -428,18 +419,32 @@ impl<'a> SnapshotBuilder<'a> {
                 &grouped
             }
         };
-        let mut members: Vec<&[Arc<Pod>]> = vec![&[]; j.len()];
+        // Each job's pods: two lookups a job, on the pool. Pods left over (naming no PodGroup,
+        // or one not in the session) are the jobless ones, found only when there are some.
+        let members: Vec<&[Arc<Pod>]> = j
+            .namespace
+            .par_iter()
+            .zip(&j.name)
+            .map(|(namespace, name)| match name.as_str() {
+                "" => &[][..],
+                name => index.members(namespace, name),
+            })
+            .collect();
         let mut jobless: Vec<&Arc<Pod>> = Vec::new();
-        for (namespace, group, pods) in index.groups() {
-            let job = (!group.is_empty())
-                .then(|| job_of.get(&(namespace, group)))
-                .flatten();
-            match job {
-                Some(job) => members[job.idx()] = pods,
-                None => jobless.extend(pods),
+        if members.iter().map(|m| m.len()).sum::<usize>() < index.len() {
+            let jobs: HashSet<(&str, &str), FixedState> = j
+                .namespace
+                .iter()
+                .zip(&j.name)
+                .map(|(namespace, name)| (namespace.as_str(), name.as_str()))
+                .collect();
+            for (namespace, group, pods) in index.groups() {
+                if group.is_empty() || !jobs.contains(&(namespace, group)) {
+                    jobless.extend(pods);
+                }
             }
+            jobless.par_sort_by(|a, b| task_order(a, b));
         }
-        jobless.par_sort_by(|a, b| task_order(a, b));
         // Each task row comes from the earlier snapshot when its job's pods are the very same
         // versions as then, else from its pod's memo (derived for pods that changed).
         let earlier = self
