@@ -618,28 +618,55 @@ impl<'a> SnapshotBuilder<'a> {
     }
 }
 
+/// The one sub-job of a job without a sub-group policy: the job's UID as its own and as its
+/// group's, and every task of the job.
+struct DefaultSubJob {
+    uid: String,
+    gid: String,
+    topology: Option<NetworkTopology>,
+    tasks: Vec<TaskId>,
+}
+
 /// Sub-jobs: a job's tasks split by its PodGroup's `subGroupPolicy` (or one default sub-job).
 fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
+    // Without a policy (nearly every job) every task goes to the default sub-job, none without
+    // tasks; those rows are copied out on the pool, then numbered in job order.
+    let defaults: Vec<Option<DefaultSubJob>> = (0..jobs.len())
+        .into_par_iter()
+        .map(|j| {
+            let plain = !jobs.has_sub_group_policy[j] && !jobs.tasks[j].is_empty();
+            plain.then(|| DefaultSubJob {
+                uid: jobs.uid[j].clone(),
+                gid: jobs.uid[j].clone(),
+                topology: jobs.network_topology[j].clone(),
+                tasks: jobs.tasks[j].clone(),
+            })
+        })
+        .collect();
     let mut sub_jobs = SubJobTable::default();
     let s = &mut sub_jobs;
-    for j in 0..jobs.len() {
+    for (j, default) in defaults.into_iter().enumerate() {
         let job = JobId(j as u32);
-        let juid = jobs.uid[j].clone();
         if !jobs.has_sub_group_policy[j] {
-            // Without a policy every task goes to the default sub-job (none without tasks).
-            let members = &jobs.tasks[j];
-            if !members.is_empty() {
-                let topology = jobs.network_topology[j].clone();
-                let min = jobs.min_available[j];
-                let id = s.push(juid.clone(), job, juid, min, 0, topology, true);
-                s.tasks[id.idx()] = members.clone();
-                for &t in members {
+            if let Some(d) = default {
+                let id = s.push(
+                    d.uid,
+                    job,
+                    d.gid,
+                    jobs.min_available[j],
+                    0,
+                    d.topology,
+                    true,
+                );
+                for &t in &d.tasks {
                     tasks.sub_job[t.idx()] = Some(id);
                 }
+                s.tasks[id.idx()] = d.tasks;
                 jobs.sub_jobs[j].push(id);
             }
             continue;
         }
+        let juid = jobs.uid[j].clone();
         let pg = jobs.podgroup[j].clone();
         let mut default: Option<SubJobId> = None;
         let mut by_uid: BTreeMap<String, SubJobId> = BTreeMap::new();
