@@ -501,15 +501,26 @@ impl<'a> SnapshotBuilder<'a> {
             }
             None => task_columns(&sources, nodes, Earlier::None, None, released),
         };
-        let mut next = 0;
-        for (job, members) in members.iter().enumerate() {
-            let ids = (next..next + members.len()).map(|i| TaskId(i as u32));
-            jobs.tasks[job] = ids.collect();
-            next += members.len();
-        }
-        t.job = (0..members.len())
-            .flat_map(|job| std::iter::repeat_n(Some(JobId(job as u32)), members[job].len()))
-            .chain(std::iter::repeat_n(None, sources.len() - next))
+        // Job j's tasks are the rows from its first one on, numbered on the pool.
+        let firsts: Vec<usize> = members
+            .iter()
+            .scan(0, |next, m| {
+                let first = *next;
+                *next += m.len();
+                Some(first)
+            })
+            .collect();
+        let in_jobs: usize = members.iter().map(|m| m.len()).sum();
+        jobs.tasks = members
+            .par_iter()
+            .zip(&firsts)
+            .map(|(m, &first)| (first..first + m.len()).map(|i| TaskId(i as u32)).collect())
+            .collect();
+        t.job = members
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(job, m)| std::iter::repeat_n(Some(JobId(job as u32)), m.len()))
+            .chain(rayon::iter::repeat_n(None, sources.len() - in_jobs))
             .collect();
         t.sub_job = vec![None; sources.len()];
         (jobs, t)
