@@ -10,7 +10,7 @@ use super::{Event, FitErrors, SessionOptions};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
-use crate::snapshot::{NetworkTopology, Snapshot};
+use crate::snapshot::{NetworkTopology, Snapshot, TaskTable};
 
 /// Transaction context a `Statement::discard` saved on a task (used for pod conditions).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,34 +87,23 @@ impl SessionState {
         // Job and sub-job sums over each one's own tasks, in parallel (in task order within
         // each, as the sequential sums would add them).
         let tasks = &snap.tasks;
+        // Per status, and the pending best-effort ones.
         let count = |ts: &[TaskId]| {
             let mut c: StatusCounts = [0; 10];
+            let mut best_effort_pending = 0;
             for t in ts {
-                c[tasks.status[t.idx()].index()] += 1;
+                let status = tasks.status[t.idx()];
+                c[status.index()] += 1;
+                if status == TaskStatus::Pending && tasks.best_effort[t.idx()] {
+                    best_effort_pending += 1;
+                }
             }
-            c
+            (c, best_effort_pending)
         };
-        let job_counts = snap.jobs.tasks.par_iter().map(|ts| count(ts)).collect();
-        let best_effort_pending = |ts: &[TaskId]| {
-            ts.iter()
-                .filter(|t| {
-                    tasks.status[t.idx()] == TaskStatus::Pending && tasks.best_effort[t.idx()]
-                })
-                .count() as u32
-        };
-        let job_best_effort_pending = snap
-            .jobs
-            .tasks
-            .par_iter()
-            .map(|ts| best_effort_pending(ts))
-            .collect();
-        let sub_job_best_effort_pending = snap
-            .sub_jobs
-            .tasks
-            .par_iter()
-            .map(|ts| best_effort_pending(ts))
-            .collect();
-        let sub_job_counts = snap.sub_jobs.tasks.par_iter().map(|ts| count(ts)).collect();
+        let (job_counts, job_best_effort_pending) =
+            snap.jobs.tasks.par_iter().map(|ts| count(ts)).unzip();
+        let (sub_job_counts, sub_job_best_effort_pending) =
+            snap.sub_jobs.tasks.par_iter().map(|ts| count(ts)).unzip();
         let (job_total_request, job_allocated) = snap
             .jobs
             .tasks
@@ -306,28 +295,34 @@ impl SessionState {
 
     // ---- nodes ------------------------------------------------------------------------------
 
+    /// Node `n`'s accounting columns, with the task table their arithmetic reads requests from.
+    fn node_account(&mut self, n: NodeId) -> (NodeAccount<'_>, &TaskTable) {
+        let i = n.idx();
+        let account = NodeAccount {
+            idle: &mut self.node_idle[i],
+            used: &mut self.node_used[i],
+            releasing: &mut self.node_releasing[i],
+            pipelined: &mut self.node_pipelined[i],
+        };
+        (account, &self.snap.tasks)
+    }
+
     /// `NodeInfo.AddTask` with the task's current status. A Binding task must fit in idle.
     pub fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
         if self.task_node_status[t.idx()].is_some() {
             return Err(format!("task {} already on a node", self.snap.tasks.key(t)));
         }
         let status = self.task_status[t.idx()];
-        let i = n.idx();
-        let mut account = NodeAccount {
-            idle: &mut self.node_idle[i],
-            used: &mut self.node_used[i],
-            releasing: &mut self.node_releasing[i],
-            pipelined: &mut self.node_pipelined[i],
-        };
-        if !account.add(status, &self.snap.tasks.resreq[t.idx()]) {
+        let (mut account, tasks) = self.node_account(n);
+        if !account.add(status, &tasks.resreq[t.idx()]) {
             return Err(format!(
                 "node {} has not enough idle resources for task {}",
-                self.snap.nodes.name[i],
+                self.snap.nodes.name[n.idx()],
                 self.snap.tasks.key(t)
             ));
         }
         self.task_node_status[t.idx()] = Some(status);
-        self.node_tasks[i].push(t);
+        self.node_tasks[n.idx()].push(t);
         self.node_changes.push(n);
         Ok(())
     }
@@ -337,24 +332,11 @@ impl SessionState {
         let Some(status) = self.task_node_status[t.idx()].take() else {
             return;
         };
-        let r = &self.snap.tasks.resreq[t.idx()];
-        let i = n.idx();
-        match status {
-            TaskStatus::Releasing => {
-                self.node_idle[i].add(r);
-                self.node_releasing[i].sub(r);
-                self.node_used[i].sub(r);
-            }
-            TaskStatus::Pipelined => {
-                self.node_pipelined[i].sub(r);
-            }
-            _ => {
-                self.node_idle[i].add(r);
-                self.node_used[i].sub(r);
-            }
-        }
-        if let Some(pos) = self.node_tasks[i].iter().position(|&x| x == t) {
-            self.node_tasks[i].remove(pos);
+        let (mut account, tasks) = self.node_account(n);
+        account.remove(status, &tasks.resreq[t.idx()]);
+        let on_node = &mut self.node_tasks[n.idx()];
+        if let Some(pos) = on_node.iter().position(|&x| x == t) {
+            on_node.remove(pos);
         }
         self.node_changes.push(n);
     }
@@ -634,12 +616,30 @@ impl NodeAccount<'_> {
         }
         true
     }
+
+    /// `NodeInfo.RemoveTask`'s arithmetic: undoes `add` of a task added in `status`.
+    fn remove(&mut self, status: TaskStatus, r: &Resource) {
+        match status {
+            TaskStatus::Releasing => {
+                self.idle.add(r);
+                self.releasing.sub(r);
+                self.used.sub(r);
+            }
+            TaskStatus::Pipelined => {
+                self.pipelined.sub(r);
+            }
+            _ => {
+                self.idle.add(r);
+                self.used.sub(r);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::harness::Harness;
-    use crate::model::{JobId, SubJobId, TaskId, TaskStatus};
+    use crate::model::{JobId, SubJobId, TaskStatus};
 
     #[test]
     fn pending_best_effort_tasks_are_counted_as_their_status_changes() {
@@ -653,7 +653,7 @@ mod tests {
             .unwrap();
         let (job, sub_job) = (JobId(0), SubJobId(0));
         let be = ssn.state.snap.task_id("ns/be").unwrap();
-        let cpu: TaskId = ssn.state.snap.task_id("ns/cpu").unwrap();
+        let cpu = ssn.state.snap.task_id("ns/cpu").unwrap();
         let st = &mut ssn.state;
         assert_eq!(st.pending_best_effort_task_num(job), 1);
         assert!(!st.job_is_ready(job));
