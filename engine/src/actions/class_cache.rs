@@ -201,6 +201,18 @@ const SCORE_BATCH: usize = 256;
 /// when `parallel`; the answer does not depend on it. `None` when a batch scorer refuses a node:
 /// the plain path then scores no node of the task at all, which a ranking cannot express.
 fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<Vec<Rank>> {
+    if let [n] = *nodes {
+        // The one node a placement dirties, without the lists below (a contended cycle
+        // re-ranks 200k single nodes).
+        let rank = match feasible_group(ssn, t, n) {
+            Err(e) => Rank::Infeasible(e),
+            Ok(group) => Rank::Feasible {
+                group,
+                score: ssn.node_order(t, n) + ssn.batch_node_order(t, &[n])?[0],
+            },
+        };
+        return Some(vec![rank]);
+    }
     let check = |&n: &NodeId| feasible_group(ssn, t, n);
     let checked: Vec<Result<u8, FitError>> = if parallel {
         nodes.par_iter().map(check).collect()
@@ -213,11 +225,7 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<V
         .filter(|(_, c)| c.is_ok())
         .map(|(&n, _)| n)
         .collect();
-    let score = |batch: &[NodeId]| -> Option<Vec<f64>> {
-        let scores = ssn.batch_node_order(t, batch)?;
-        let summed = batch.iter().zip(scores);
-        Some(summed.map(|(&n, b)| ssn.node_order(t, n) + b).collect())
-    };
+    let score = |batch: &[NodeId]| scores(ssn, t, batch);
     let batches: Option<Vec<Vec<f64>>> = if parallel {
         feasible.par_chunks(SCORE_BATCH).map(score).collect()
     } else {
@@ -248,22 +256,40 @@ fn feasible_group(ssn: &Session, t: TaskId, n: NodeId) -> Result<u8, FitError> {
     Ok(if fits_idle { 0 } else { 1 })
 }
 
-/// `ranks` of the one node a placement dirties, without the lists a batch needs (a contended
-/// cycle re-ranks 200k single nodes).
-fn rank_one(ssn: &Session, t: TaskId, n: NodeId) -> Option<Rank> {
-    Some(match feasible_group(ssn, t, n) {
-        Err(e) => Rank::Infeasible(e),
-        Ok(group) => {
-            let batch = ssn.batch_node_order(t, &[n])?;
-            Rank::Feasible {
-                group,
-                score: ssn.node_order(t, n) + batch.first().copied().unwrap_or_default(),
-            }
-        }
-    })
+/// Node-order plus batch score of each of `nodes` for `t`; `None` when a batch scorer refuses.
+fn scores(ssn: &Session, t: TaskId, nodes: &[NodeId]) -> Option<Vec<f64>> {
+    let batch = ssn.batch_node_order(t, nodes)?;
+    let summed = nodes.iter().zip(batch);
+    Some(summed.map(|(&n, b)| ssn.node_order(t, n) + b).collect())
 }
 
 impl Class {
+    /// The class founded by `t`: every node in the static feasible set ranked (on the pool), the
+    /// others deferred.
+    fn new(ssn: &Session, t: TaskId) -> Class {
+        let statics = ssn.static_feasible(t);
+        let candidates: Vec<NodeId> = (0..ssn.state.snap.nodes.len())
+            .filter(|&n| statics.as_ref().is_none_or(|s| s.contains(n)))
+            .map(|n| NodeId(n as u32))
+            .collect();
+        let mut ranks = vec![Rank::Deferred(None); ssn.state.snap.nodes.len()];
+        let candidate_ranks = self::ranks(ssn, t, &candidates, true);
+        let refused = candidate_ranks.is_none();
+        for (n, r) in candidates.iter().zip(candidate_ranks.into_iter().flatten()) {
+            ranks[n.idx()] = r;
+        }
+        let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
+        Class {
+            refused,
+            order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
+            failures: ranked()
+                .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
+                .collect(),
+            ranks,
+            seen: ssn.state.node_changes.len(),
+        }
+    }
+
     /// Works out why the deferred nodes fail (they must: the static set is a superset of the
     /// nodes that can pass; one that passes after all is ranked like any other).
     fn resolve_deferred(&mut self, ssn: &Session, t: TaskId) {
@@ -319,28 +345,7 @@ impl ClassCache {
             } else {
                 let id = self.classes.len();
                 same.push((t, id));
-                let statics = ssn.static_feasible(t);
-                let candidates: Vec<NodeId> = (0..ssn.state.snap.nodes.len())
-                    .filter(|&n| statics.as_ref().is_none_or(|s| s.contains(n)))
-                    .map(|n| NodeId(n as u32))
-                    .collect();
-                let mut ranks = vec![Rank::Deferred(None); ssn.state.snap.nodes.len()];
-                let candidate_ranks = self::ranks(ssn, t, &candidates, true);
-                let refused = candidate_ranks.is_none();
-                for (n, r) in candidates.iter().zip(candidate_ranks.into_iter().flatten()) {
-                    ranks[n.idx()] = r;
-                }
-                let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
-                let class = Class {
-                    refused,
-                    order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
-                    failures: ranked()
-                        .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
-                        .collect(),
-                    ranks,
-                    seen: ssn.state.node_changes.len(),
-                };
-                self.classes.push(class);
+                self.classes.push(Class::new(ssn, t));
                 id
             }
         });
@@ -370,16 +375,13 @@ impl ClassCache {
             }
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let parallel = ranked.len() >= PARALLEL_RERANK;
-            let reranked = match ranked[..] {
-                [n] => rank_one(ssn, t, n).map(|r| class.set(n, r)),
-                _ => ranks(ssn, t, &ranked, parallel).map(|ranks| {
+            match ranks(ssn, t, &ranked, parallel) {
+                Some(ranks) => {
                     for (&n, r) in ranked.iter().zip(ranks) {
                         class.set(n, r);
                     }
-                }),
-            };
-            if reranked.is_none() {
-                class.refused = true;
+                }
+                None => class.refused = true,
             }
             class.seen = ssn.state.node_changes.len();
         }
