@@ -430,8 +430,9 @@ impl<'a> SnapshotBuilder<'a> {
                 name => index.members(namespace, name),
             })
             .collect();
+        let in_jobs: usize = members.iter().map(|m| m.len()).sum();
         let mut jobless: Vec<&Arc<Pod>> = Vec::new();
-        if members.iter().map(|m| m.len()).sum::<usize>() < index.len() {
+        if in_jobs < index.len() {
             let jobs: HashSet<(&str, &str), FixedState> = j
                 .namespace
                 .iter()
@@ -471,36 +472,35 @@ impl<'a> SnapshotBuilder<'a> {
             })
             .collect();
         let released = &self.released;
-        let mut t = match earlier {
+        // The earlier task table is moved from when nothing else holds it, else copied from.
+        let shared_tasks;
+        let (earlier_tasks, node_ids) = match earlier {
             Some(e) => {
                 // Node ids of the earlier snapshot, in this one (when the nodes changed).
                 let node_ids: Option<Vec<Option<NodeId>>> = (!Arc::ptr_eq(&e.nodes, nodes))
                     .then(|| e.nodes.name.iter().map(|n| nodes.id(n)).collect());
-                let node_ids = node_ids.as_deref();
-                let earlier_jobs = Box::new(e.jobs);
                 released
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .push(earlier_jobs);
-                match Arc::try_unwrap(e.tasks) {
-                    Ok(owned) => task_columns(
-                        &sources,
-                        nodes,
-                        Earlier::Owned(Box::new(owned)),
-                        node_ids,
-                        released,
-                    ),
-                    Err(shared) => task_columns(
-                        &sources,
-                        nodes,
-                        Earlier::Shared(&shared),
-                        node_ids,
-                        released,
-                    ),
-                }
+                    .push(Box::new(e.jobs));
+                let tasks = match Arc::try_unwrap(e.tasks) {
+                    Ok(owned) => Earlier::Owned(Box::new(owned)),
+                    Err(shared) => {
+                        shared_tasks = shared;
+                        Earlier::Shared(&shared_tasks)
+                    }
+                };
+                (tasks, node_ids)
             }
-            None => task_columns(&sources, nodes, Earlier::None, None, released),
+            None => (Earlier::None, None),
         };
+        let mut t = task_columns(
+            &sources,
+            nodes,
+            earlier_tasks,
+            node_ids.as_deref(),
+            released,
+        );
         // Job j's tasks are the rows from its first one on, numbered on the pool.
         let firsts: Vec<usize> = members
             .iter()
@@ -510,7 +510,6 @@ impl<'a> SnapshotBuilder<'a> {
                 Some(first)
             })
             .collect();
-        let in_jobs: usize = members.iter().map(|m| m.len()).sum();
         jobs.tasks = members
             .par_iter()
             .zip(&firsts)
