@@ -164,9 +164,9 @@ impl ClusterState {
 
     /// The cycle's snapshot; PodGroups without a queue go to `default_queue`. Only what changed
     /// since the last snapshot is derived again: the node side when a node came or went (the
-    /// rows of nodes updated in place are refreshed), and the rows of changed pods (the others come from the pods' memos, or from the last snapshot when
-    /// their whole job is unchanged). The pods are lent grouped by PodGroup in task order, as the
-    /// pod store keeps them.
+    /// rows of nodes updated in place are refreshed), and the rows of changed pods (the others
+    /// come from the pods' memos, or from the last snapshot when their whole job is unchanged).
+    /// The pods are lent grouped by PodGroup in task order, as the pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
         let mut earlier = self.task_tables.take();
         self.refresh_node_tables(earlier.as_mut());
