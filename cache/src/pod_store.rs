@@ -1,6 +1,7 @@
 //! The cache's pods: the store, plus the same pods grouped by PodGroup in task order
 //! (`PodsByGroup`), which every change keeps in step so a snapshot need not group or sort them.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tephra_engine::api::Pod;
@@ -13,6 +14,8 @@ use crate::store::Store;
 pub(crate) struct PodStore {
     pods: Store<Pod>,
     by_group: PodsByGroup,
+    /// Nodes a pod came to, left or changed on since the last `take_touched_nodes`.
+    touched_nodes: HashSet<String>,
 }
 
 impl PodStore {
@@ -20,8 +23,12 @@ impl PodStore {
     pub fn upsert(&mut self, key: String, pod: Pod) -> Arc<Pod> {
         let old = self.pods.get(&key).cloned();
         let new = self.pods.upsert(key, pod).clone();
+        self.touch(&new);
         match old {
-            Some(old) => self.by_group.replace(&old, new.clone()),
+            Some(old) => {
+                self.touch(&old);
+                self.by_group.replace(&old, new.clone());
+            }
             None => self.by_group.insert(new.clone()),
         }
         new
@@ -32,6 +39,7 @@ impl PodStore {
         let Some(old) = self.pods.get(key).cloned() else {
             return false;
         };
+        self.touch(&old);
         self.by_group.remove(&old);
         self.pods.remove(key)
     }
@@ -46,6 +54,8 @@ impl PodStore {
         let old = self.pods.get(key)?.clone();
         change(self.pods.get_mut(key)?);
         let new = self.pods.get(key)?.clone();
+        self.touch(&old);
+        self.touch(&new);
         self.by_group.replace(&old, new.clone());
         Some(new)
     }
@@ -57,8 +67,10 @@ impl PodStore {
         change: impl FnMut(&mut Pod),
     ) -> Vec<Arc<Pod>> {
         let mut changed = Vec::new();
-        let by_group = &mut self.by_group;
+        let (by_group, touched) = (&mut self.by_group, &mut self.touched_nodes);
         self.pods.change_where(select, change, |old, new| {
+            touch(touched, &old);
+            touch(touched, new);
             by_group.replace(&old, new.clone());
             changed.push(new.clone());
         });
@@ -68,8 +80,18 @@ impl PodStore {
     /// Keeps only the pods for which `keep` is true.
     pub fn retain(&mut self, keep: impl Fn(&Pod) -> bool) {
         for old in self.pods.retain(keep) {
+            self.touch(&old);
             self.by_group.remove(&old);
         }
+    }
+
+    /// The nodes whose pods changed since the last call (by name; the pods' bound nodes).
+    pub fn take_touched_nodes(&mut self) -> HashSet<String> {
+        std::mem::take(&mut self.touched_nodes)
+    }
+
+    fn touch(&mut self, pod: &Pod) {
+        touch(&mut self.touched_nodes, pod);
     }
 
     /// Every pod, in the order first seen.
@@ -80,6 +102,14 @@ impl PodStore {
     /// The pods grouped by PodGroup, each group in task order.
     pub fn by_group(&self) -> &PodsByGroup {
         &self.by_group
+    }
+}
+
+/// Records the node `pod` is bound to, if any.
+fn touch(touched: &mut HashSet<String>, pod: &Pod) {
+    let node = &pod.spec.node_name;
+    if !node.is_empty() && !touched.contains(node) {
+        touched.insert(node.clone());
     }
 }
 
@@ -142,5 +172,41 @@ mod tests {
         assert!(!s.remove("ns/a"));
         assert_in_step(&s);
         assert!(s.by_group().is_empty());
+    }
+
+    #[test]
+    fn every_change_records_the_nodes_of_the_versions_it_replaces_and_stores() {
+        let on = |name: &str, node: &str| {
+            let mut p = pod(name, name, "g");
+            p.spec.node_name = node.into();
+            p
+        };
+        let mut s = PodStore::default();
+        let touched = |s: &mut PodStore| {
+            let mut names: Vec<String> = s.take_touched_nodes().into_iter().collect();
+            names.sort();
+            names
+        };
+        s.upsert("ns/a".into(), on("a", "n1"));
+        s.upsert("ns/b".into(), on("b", ""));
+        assert_eq!(touched(&mut s), ["n1"], "a pending pod touches no node");
+        assert!(touched(&mut s).is_empty(), "taken");
+        s.upsert("ns/a".into(), on("a", "n2"));
+        assert_eq!(
+            touched(&mut s),
+            ["n1", "n2"],
+            "left one node, came to another"
+        );
+        s.change("ns/b", |p| p.spec.node_name = "n3".into());
+        assert_eq!(touched(&mut s), ["n3"]);
+        s.change_where(
+            |p| p.spec.node_name == "n3",
+            |p| p.spec.node_name = "n4".into(),
+        );
+        assert_eq!(touched(&mut s), ["n3", "n4"]);
+        s.retain(|p| p.metadata.name != "b");
+        assert_eq!(touched(&mut s), ["n4"]);
+        s.remove("ns/a");
+        assert_eq!(touched(&mut s), ["n2"]);
     }
 }

@@ -36,6 +36,9 @@ pub struct ClusterState {
     task_tables: Option<TaskTables>,
     /// What the last snapshot let go of from the one before, freed between cycles (`assume`).
     pub(crate) released: Leftovers,
+    /// The last snapshot's serial, while the node tables kept their ids and images since: the
+    /// next snapshot then says which nodes changed since it (`Snapshot::changed_since`).
+    last_serial: Option<u64>,
 }
 
 /// Values a snapshot let go of, kept until the cycle is over. A copy of the cache owes nothing.
@@ -169,10 +172,16 @@ impl ClusterState {
     /// The pods are lent grouped by PodGroup in task order, as the pod store keeps them.
     pub fn snapshot(&mut self, default_queue: &str) -> Snapshot {
         let mut earlier = self.task_tables.take();
-        self.refresh_node_tables(earlier.as_mut());
+        let changed_nodes = std::mem::take(&mut self.changed_nodes);
+        let kept = self.refresh_node_tables(&changed_nodes, earlier.as_mut());
+        let mut touched = self.pods.take_touched_nodes();
         let mut b = SnapshotBuilder::new(default_queue);
         if let Some(tables) = &self.node_tables {
             b.node_tables(tables.clone());
+        }
+        if let Some(since) = self.last_serial.filter(|_| kept) {
+            touched.extend(changed_nodes);
+            b.nodes_changed_since(since, touched);
         }
         if let Some(tables) = earlier {
             b.earlier_tasks(tables);
@@ -205,21 +214,26 @@ impl ClusterState {
         self.released.0.push(b.take_released());
         self.node_tables = Some(snap.node_tables());
         self.task_tables = Some(snap.task_tables());
+        self.last_serial = Some(snap.serial);
         snap
     }
 
-    /// Refreshes the rows of the nodes updated since the last snapshot in its node tables, or
-    /// drops the tables (to be built afresh) when that cannot be done in place. The last task
-    /// tables refer to the same node table; the refresh keeps every node id, so they let go of it
-    /// for the refresh and take it back.
-    fn refresh_node_tables(&mut self, earlier: Option<&mut TaskTables>) {
-        let changed = std::mem::take(&mut self.changed_nodes);
-        if changed.is_empty() {
-            return;
-        }
+    /// Refreshes the rows of the nodes updated since the last snapshot (`changed`) in its node
+    /// tables, or drops the tables (to be built afresh) when that cannot be done in place. The
+    /// last task tables refer to the same node table; the refresh keeps every node id, so they
+    /// let go of it for the refresh and take it back. True when the tables are kept with every
+    /// node id and no node's images changed.
+    fn refresh_node_tables(
+        &mut self,
+        changed: &BTreeSet<String>,
+        earlier: Option<&mut TaskTables>,
+    ) -> bool {
         let Some(tables) = self.node_tables.as_mut() else {
-            return;
+            return false;
         };
+        if changed.is_empty() {
+            return true;
+        }
         let objects: Vec<(&Node, Option<&NodeMetrics>)> = changed
             .iter()
             .filter_map(|name| {
@@ -231,13 +245,16 @@ impl ClusterState {
         if let Some(e) = held.as_mut() {
             e.nodes = Arc::default();
         }
-        let refreshed = objects.len() == changed.len() && tables.refresh(&objects);
+        let refreshed = (objects.len() == changed.len())
+            .then(|| tables.refresh(&objects))
+            .flatten();
         if let Some(e) = held {
             e.nodes = tables.nodes.clone();
         }
-        if !refreshed {
+        if refreshed.is_none() {
             self.node_tables = None;
         }
+        refreshed.is_some_and(|r| !r.images_changed)
     }
 
     /// Drops the last snapshot's task tables when `replaced` pods, more than half of their rows,
@@ -590,6 +607,59 @@ mod tests {
         let rebuilt = cache.snapshot("default");
         assert_eq!(node_side(&rebuilt), expected);
         assert_ne!(Arc::as_ptr(&rebuilt.nodes), Arc::as_ptr(&refreshed.nodes));
+    }
+
+    #[test]
+    fn a_snapshot_names_the_nodes_changed_since_the_last_one_while_node_ids_and_images_hold() {
+        use tephra_engine::api::ContainerImage;
+        let changed = |cache: &mut ClusterState, since: u64| {
+            let snap = cache.snapshot("default");
+            let names = snap.changed_since.as_ref().map(|c| {
+                assert_eq!(c.since, since, "relative to the snapshot before");
+                let names = c.nodes.iter().map(|n| snap.nodes.name[n.idx()].clone());
+                names.collect::<Vec<_>>()
+            });
+            (snap.serial, names)
+        };
+        let mut cache = ClusterState::from_objects([
+            node("n1"),
+            node("n2"),
+            node("n3"),
+            pod("ns", "a", "n1"),
+            pod("ns", "b", "n2"),
+        ]);
+        let (first, none) = changed(&mut cache, 0);
+        assert_eq!(none, None, "nothing to compare the first snapshot with");
+        // A pod moves from n1 to n3; a pending pod arrives; n2's object is updated in place.
+        cache.apply_event(ClusterEvent::Upsert(pod("ns", "a", "n3")));
+        cache.apply_event(ClusterEvent::Upsert(pod("ns", "c", "")));
+        cache.apply_event(ClusterEvent::Upsert(node("n2")));
+        let (second, names) = changed(&mut cache, first);
+        assert_eq!(names.unwrap(), ["n1", "n2", "n3"]);
+        let (third, names) = changed(&mut cache, second);
+        assert_eq!(names.unwrap(), Vec::<String>::new(), "nothing changed");
+        // A pod leaves n2.
+        cache.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Pod,
+            namespace: "ns".into(),
+            name: "b".into(),
+        });
+        let (fourth, names) = changed(&mut cache, third);
+        assert_eq!(names.unwrap(), ["n2"]);
+        // An image on one node changes every node's image locality: no list.
+        let ClusterObject::Node(mut imaged) = node("n1") else {
+            unreachable!()
+        };
+        imaged.status.images.push(ContainerImage {
+            names: vec!["img:1".into()],
+            size_bytes: 1 << 30,
+        });
+        cache.apply_event(ClusterEvent::Upsert(ClusterObject::Node(imaged)));
+        let (fifth, names) = changed(&mut cache, fourth);
+        assert_eq!(names, None);
+        // A node that comes renumbers the nodes: no list either.
+        cache.apply_event(ClusterEvent::Upsert(node("n0")));
+        assert_eq!(changed(&mut cache, fifth).1, None);
     }
 
     #[test]

@@ -198,6 +198,14 @@ impl Harness {
         self
     }
 
+    /// Says the snapshot follows snapshot `since` with only the nodes `names` changed, as a
+    /// cache would (`Snapshot::changed_since`).
+    pub fn nodes_changed_since(mut self, since: u64, names: &[&str]) -> Self {
+        let names = names.iter().map(|n| n.to_string());
+        self.builder.nodes_changed_since(since, names);
+        self
+    }
+
     /// Parses the configuration and opens the session.
     pub fn open(self) -> Result<Session, ConfigError> {
         self.open_with(SessionOptions::default())

@@ -1,6 +1,7 @@
 //! Decisions do not depend on the thread count, nor on the engine's class caches: the plain
-//! path (caches off) is the reference the fast path must equal. Two cycles each, so the
-//! churn path and a steady-state cycle are compared too.
+//! path (caches off) is the reference the fast path must equal. Three cycles each, so the
+//! churn path and steady-state cycles are compared too, the later ones with classes carried
+//! over from the cycle before (twice in a row).
 
 use tephra_adapters::bench::{BenchOptions, run_bench};
 use tephra_adapters::workload::gang_mixed::scheduler_conf;
@@ -25,7 +26,7 @@ const CONTENDED: GangMixed = GangMixed {
 fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool) -> String {
     let options = BenchOptions {
         threads,
-        cycles: 2,
+        cycles: 3,
         record_decisions: true,
         disable_class_caches,
     };

@@ -42,20 +42,21 @@ fn ms_since(start: Instant) -> f64 {
 }
 
 /// Runs cycle number `cycle` (1-based: the session clock is one second per cycle after
-/// `START_TIME`, as `tephra simulate` does) and returns its timing and decisions.
+/// `START_TIME`, as `tephra simulate` does) and returns its timing and decisions. The session
+/// takes the rest of its options from `shared`, which the cycles of one run share (the class
+/// carryover among them, as a scheduler loop would).
 pub fn timed_cycle(
     state: &mut ClusterState,
     conf: &Arc<SchedulerConfig>,
     registry: &PluginRegistry,
     cycle: u32,
-    disable_class_caches: bool,
+    shared: &SessionOptions,
 ) -> Result<(CycleTiming, Decisions), ConfigError> {
     let now = Time(START_TIME.0 + i64::from(cycle) - 1);
     let options = SessionOptions {
         now,
         uid: format!("tephra-cycle-{cycle}"),
-        disable_class_caches,
-        ..Default::default()
+        ..shared.clone()
     };
     let cpu_start = process_cpu_ns();
     let start = Instant::now();
@@ -108,7 +109,8 @@ mod tests {
         let mut state = generate_state(&g);
         let conf = Arc::new(scheduler_conf());
         let registry = tephra_engine::plugins::builtin_registry();
-        let (t, d) = timed_cycle(&mut state, &conf, &registry, 1, false).unwrap();
+        let (t, d) =
+            timed_cycle(&mut state, &conf, &registry, 1, &SessionOptions::default()).unwrap();
         let names: Vec<&str> = t.actions_ms.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["enqueue", "allocate", "backfill"]);
         assert!(t.binds > 0 && t.binds == d.binds.len());

@@ -11,7 +11,7 @@ mod rss;
 use std::sync::Arc;
 
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::PluginRegistry;
+use tephra_engine::framework::{PluginRegistry, SessionOptions};
 
 use crate::InputError;
 use crate::workload::{ChurnStep, Workload};
@@ -65,13 +65,17 @@ pub fn run_bench(
         decisions: options.record_decisions.then(String::new),
         peak_rss_bytes: None,
     };
+    let shared = SessionOptions {
+        disable_class_caches: options.disable_class_caches,
+        ..Default::default()
+    };
     for cycle in 1..=options.cycles {
         if cycle > 1 {
             run.churn.push(workload.churn.step(&mut workload.state));
         }
         let state = &mut workload.state;
         let (timing, decisions) = pool
-            .install(|| timed_cycle(state, &conf, registry, cycle, options.disable_class_caches))
+            .install(|| timed_cycle(state, &conf, registry, cycle, &shared))
             .map_err(|e| InputError::new("scheduler configuration", e))?;
         if let Some(log) = &mut run.decisions {
             decision_log::append_cycle(log, cycle, &decisions);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tephra_cache::ClusterState;
-use tephra_engine::actions;
+use tephra_engine::actions::{self, ClassCarryover};
 use tephra_engine::api::{PodGroupStatus, Time};
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions, Timers};
@@ -103,6 +103,7 @@ pub fn run_cycles(
     let conf = Arc::new(conf.clone());
     let mut reports = Vec::new();
     let timers = Arc::new(Timers::new(SCHEDULER_START));
+    let class_carryover = Arc::new(ClassCarryover::default());
     for cycle in 1..=cycles {
         // One second apart, Volcano's default scheduling period.
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
@@ -111,6 +112,7 @@ pub fn run_cycles(
             now,
             uid: format!("tephra-cycle-{cycle}"),
             timers: timers.clone(),
+            class_carryover: class_carryover.clone(),
             ..Default::default()
         };
         let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;

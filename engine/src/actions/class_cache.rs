@@ -13,6 +13,9 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
+use fixedbitset::FixedBitSet;
+
+use super::class_carryover::{Carried, CarriedClass, CarriedClasses};
 use super::node_search::allocate_predicate;
 use crate::api::{Container, NodeAffinity, Pod};
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
@@ -21,18 +24,20 @@ use crate::model::{Dim, DimDefault, NodeId, Resource, TaskId};
 /// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
 /// node selector, node affinity, tolerations, host ports and images. Read in place from the
 /// task's pod, so looking a class up allocates nothing (a contended cycle asks for 100k tasks).
-struct Signature<'a> {
+pub(super) struct Signature<'a> {
     pod: &'a Pod,
     request: &'a Resource,
 }
 
 impl<'a> Signature<'a> {
+    /// The signature of a task with this pod and request.
+    pub fn new(pod: &'a Pod, request: &'a Resource) -> Signature<'a> {
+        Signature { pod, request }
+    }
+
     fn of(ssn: &'a Session, t: TaskId) -> Signature<'a> {
         let tasks = &ssn.state.snap.tasks;
-        Signature {
-            pod: &tasks.pod[t.idx()],
-            request: &tasks.resreq[t.idx()],
-        }
+        Signature::new(&tasks.pod[t.idx()], &tasks.resreq[t.idx()])
     }
 
     /// The request's values bit for bit: cpu, memory, then each scalar with its dimension.
@@ -170,7 +175,7 @@ impl Ord for TotalF64 {
 /// One class: every node's rank, the feasible ones in order, and how far into the session's
 /// change log the ranks are current.
 #[derive(Debug)]
-struct Class {
+pub(super) struct Class {
     /// A batch scorer refused a node: the class answers no more, its tasks take the plain path.
     refused: bool,
     ranks: Vec<Rank>,
@@ -182,13 +187,15 @@ struct Class {
 }
 
 /// The classes of one session.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ClassCache {
     /// Classes by their signature's hash: each with the task that founded it, whose signature
     /// stands for the class's.
     by_signature: HashMap<u64, Vec<(TaskId, usize)>, FixedState>,
     task_class: HashMap<TaskId, Option<usize>, FixedState>,
     classes: Vec<Class>,
+    /// The last session's classes, each taken over when its signature first comes up.
+    carried: Option<Carried>,
 }
 
 /// Nodes scored by one `batch_node_order` call when a class ranks many: the plugins are
@@ -290,6 +297,34 @@ impl Class {
         }
     }
 
+    /// A class carried over from the last session, brought up to date for `t`: the nodes in
+    /// `changed` (since the last session began) and those this session changed so far are ranked
+    /// again, the others keep their ranks. `None` when so many nodes changed that ranking all of
+    /// them afresh costs less.
+    fn revived(mut self, ssn: &Session, t: TaskId, changed: &FixedBitSet) -> Option<Class> {
+        let mut dirty = changed.clone();
+        for n in &ssn.state.node_changes {
+            dirty.insert(n.idx());
+        }
+        if dirty.count_ones(..) * 2 > dirty.len() {
+            return None;
+        }
+        let statics = ssn.static_feasible(t);
+        let (ranked, deferred): (Vec<NodeId>, Vec<NodeId>) = dirty
+            .ones()
+            .map(|n| NodeId(n as u32))
+            .partition(|n| statics.as_ref().is_none_or(|s| s.contains(n.idx())));
+        for n in deferred {
+            self.set(n, Rank::Deferred(None));
+        }
+        let ranks = ranks(ssn, t, &ranked, ranked.len() >= PARALLEL_RERANK)?;
+        for (&n, r) in ranked.iter().zip(ranks) {
+            self.set(n, r);
+        }
+        self.seen = ssn.state.node_changes.len();
+        Some(self)
+    }
+
     /// Works out why the deferred nodes fail (they must: the static set is a superset of the
     /// nodes that can pass; one that passes after all is ranked like any other).
     fn resolve_deferred(&mut self, ssn: &Session, t: TaskId) {
@@ -328,6 +363,35 @@ impl Class {
 const PARALLEL_RERANK: usize = 32;
 
 impl ClassCache {
+    /// The classes of a session, with those the last session left (`ClassCarryover`).
+    pub fn carried_over(ssn: &Session) -> ClassCache {
+        ClassCache {
+            carried: ssn.state.options.class_carryover.take(&ssn.state),
+            ..Default::default()
+        }
+    }
+
+    /// Hands the classes over to the next session (refused ones are let go).
+    pub fn leave(self, ssn: &Session) {
+        let tasks = &ssn.state.snap.tasks;
+        let mut classes: Vec<Option<Class>> = self.classes.into_iter().map(Some).collect();
+        let mut carried = CarriedClasses::default();
+        for (hash, founders) in self.by_signature {
+            for (t, id) in founders {
+                let Some(class) = classes[id].take().filter(|c| !c.refused) else {
+                    continue;
+                };
+                carried.entry(hash).or_default().push(CarriedClass {
+                    founder: tasks.pod[t.idx()].clone(),
+                    request: tasks.resreq[t.idx()].clone(),
+                    class,
+                });
+            }
+        }
+        let carryover = &ssn.state.options.class_carryover;
+        carryover.leave(&ssn.state, carried, self.carried);
+    }
+
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
     /// sampling on, or a plugin that is not node-local for it).
     fn class_of(&mut self, ssn: &Session, t: TaskId) -> Option<usize> {
@@ -339,13 +403,19 @@ impl ClassCache {
             && ssn.node_local(t);
         let class = eligible.then(|| {
             let sig = Signature::of(ssn, t);
-            let same = self.by_signature.entry(sig.hash()).or_default();
+            let hash = sig.hash();
+            let same = self.by_signature.entry(hash).or_default();
             if let Some(&(_, id)) = same.iter().find(|(f, _)| Signature::of(ssn, *f) == sig) {
                 id
             } else {
                 let id = self.classes.len();
                 same.push((t, id));
-                self.classes.push(Class::new(ssn, t));
+                let revived = self.carried.as_mut().and_then(|carried| {
+                    let class = carried.take(hash, &sig)?;
+                    class.revived(ssn, t, &carried.changed)
+                });
+                self.classes
+                    .push(revived.unwrap_or_else(|| Class::new(ssn, t)));
                 id
             }
         });

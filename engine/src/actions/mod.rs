@@ -4,6 +4,7 @@
 mod allocate;
 mod backfill;
 mod class_cache;
+mod class_carryover;
 mod enqueue;
 mod gang_eviction;
 mod gangpreempt;
@@ -18,6 +19,7 @@ mod victims;
 
 pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
+pub use class_carryover::ClassCarryover;
 pub use priority_queue::PriorityQueue;
 
 use crate::config::{ConfigError, KNOWN_ACTIONS, SchedulerConfig};

@@ -20,6 +20,7 @@ struct JobClose {
 impl Session {
     /// Closes the session and returns its decisions.
     pub fn close(mut self) -> Decisions {
+        self.state.options.class_carryover.seal(&self.state);
         self.close_plugins();
         let mut d = Decisions::default();
         let snap = self.state.snap.clone();

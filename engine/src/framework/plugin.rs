@@ -202,7 +202,9 @@ pub trait Plugin: Send + Sync {
     /// only on the task's scheduling signature (requests, node selector, node affinity,
     /// tolerations, host ports, images) and on each node's own state, so a change on one node
     /// changes nothing on another. Then tasks of one signature share a cached node ranking
-    /// (`actions::class_cache`). The safe default is `false`; plugins without predicate or
+    /// (`actions::class_cache`), which the next session keeps for the nodes that did not
+    /// change: the answers must not depend on anything else that may differ between sessions
+    /// (the configuration aside). The safe default is `false`; plugins without predicate or
     /// score hooks answer `true`.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
         false

@@ -520,15 +520,24 @@ impl SessionState {
         m
     }
 
-    /// `CheckSubJobValid`: each policy group has at least `minSubGroups` sub-jobs.
+    /// `CheckSubJobValid`: each policy group has at least `minSubGroups` sub-jobs. Sub-jobs
+    /// are counted only when the job has such minimums (most have none, and allocate asks for
+    /// every job).
     pub fn check_sub_job_valid(&self, j: JobId) -> bool {
+        let minimums = &self.snap.jobs.min_sub_jobs[j.idx()];
+        if minimums.is_empty() {
+            return true;
+        }
         let counts = self.sub_jobs_per_gid(j, |_| true);
-        self.snap.jobs.min_sub_jobs[j.idx()]
+        minimums
             .iter()
             .all(|(g, &min)| counts.get(g.as_str()).copied().unwrap_or(0) >= min)
     }
 
     fn check_sub_job_condition(&self, j: JobId, cond: impl Fn(SubJobId) -> bool) -> bool {
+        if self.snap.jobs.min_sub_jobs[j.idx()].is_empty() {
+            return true;
+        }
         let counts = self.sub_jobs_per_gid(j, cond);
         self.snap.jobs.min_sub_jobs[j.idx()]
             .iter()

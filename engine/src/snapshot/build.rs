@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
@@ -16,8 +17,8 @@ use super::pods_by_group::task_order;
 use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
 use super::task_row::TaskRow;
 use super::{
-    JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable, Snapshot,
-    SubJobTable, TaintIndex, TaskTable, TaskTables,
+    ChangedNodes, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable,
+    Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
     HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
@@ -58,7 +59,13 @@ pub struct SnapshotBuilder<'a> {
     /// What the build let go of from the earlier tables, for the caller to free.
     released: Mutex<Released>,
     default_queue: String,
+    /// `nodes_changed_since`: an earlier snapshot and the names of the nodes changed since.
+    changed_since: Option<(u64, Vec<String>)>,
 }
+
+/// The last serial handed to a snapshot; serials are unique in the process, so a snapshot
+/// cannot be mistaken for another cache's.
+static LAST_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// True when `sel` parses and matches `labels` (a selector that does not parse selects nothing).
 fn selects(sel: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
@@ -197,6 +204,17 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
+    /// Says which nodes may differ from snapshot `since`, which the same cache built with the
+    /// same node ids and node images (`Snapshot::changed_since`).
+    pub fn nodes_changed_since(
+        &mut self,
+        since: u64,
+        names: impl IntoIterator<Item = String>,
+    ) -> &mut Self {
+        self.changed_since = Some((since, names.into_iter().collect()));
+        self
+    }
+
     /// What the last `build` let go of from the earlier tables (often the last owner of pods
     /// replaced since): freeing it is work the cycle need not wait for.
     pub fn take_released(&self) -> Released {
@@ -215,8 +233,18 @@ impl<'a> SnapshotBuilder<'a> {
             labels: tables.labels,
             taints: tables.taints,
             total: tables.total,
+            serial: LAST_SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
             ..Default::default()
         };
+        snap.changed_since = self.changed_since.as_ref().map(|(since, names)| {
+            let mut nodes: Vec<NodeId> = names.iter().filter_map(|n| snap.nodes.id(n)).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            ChangedNodes {
+                since: *since,
+                nodes,
+            }
+        });
         snap.pdbs = self.pdbs.clone();
         self.build_queues(&mut snap.queues);
         let (mut jobs, mut tasks) = self.build_jobs_and_tasks(&snap.nodes, &snap.queues);

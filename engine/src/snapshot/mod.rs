@@ -28,6 +28,7 @@ pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
+pub use node_refresh::Refreshed;
 pub use node_row::prepare_node_row;
 pub use node_set::NodeSet;
 pub use nodes::{NodeTable, NodeUsage};
@@ -40,7 +41,7 @@ pub use tasks::TaskTable;
 
 use std::sync::Arc;
 
-use crate::model::{JobId, Resource, TaskId};
+use crate::model::{JobId, NodeId, Resource, TaskId};
 
 /// One cycle's cluster, as tables.
 #[derive(Debug, Default)]
@@ -62,6 +63,21 @@ pub struct Snapshot {
     pub derived: Derived,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).
     pub total: Resource,
+    /// This snapshot among all built in the process (from 1; 0: not built by a builder).
+    pub serial: u64,
+    /// The nodes whose state may differ from an earlier snapshot's, when the cache that built
+    /// both knows (`None`: any node may have changed).
+    pub changed_since: Option<ChangedNodes>,
+}
+
+/// The nodes that may differ between snapshot `since` and this one: their objects, metrics or
+/// the pods on them. Every other node has the same id, row and pods (the same versions) in
+/// both, and no node's images changed (image locality scores a node by the images of all).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChangedNodes {
+    pub since: u64,
+    /// Sorted, without repeats.
+    pub nodes: Vec<NodeId>,
 }
 
 /// The node side of a snapshot: the node rows, the indexes over them and their total. It depends

@@ -14,20 +14,17 @@ impl NodeTables {
     /// Replaces the rows of the `changed` nodes (each with its metrics, if any) in place,
     /// keeping every node id; the label and taint indexes are rebuilt only when some changed
     /// node's labels or taints differ. The tables then equal ones built afresh from the same
-    /// nodes. False, with nothing changed, when the node table is shared or a node is not in
+    /// nodes. `None`, with nothing changed, when the node table is shared or a node is not in
     /// it: the caller then builds the tables afresh.
-    pub fn refresh(&mut self, changed: &[(&Node, Option<&NodeMetrics>)]) -> bool {
-        let Some(table) = Arc::get_mut(&mut self.nodes) else {
-            return false;
-        };
+    pub fn refresh(&mut self, changed: &[(&Node, Option<&NodeMetrics>)]) -> Option<Refreshed> {
+        let table = Arc::get_mut(&mut self.nodes)?;
         let ids: Option<Vec<NodeId>> = changed
             .iter()
             .map(|(node, _)| table.id(&node.metadata.name))
             .collect();
-        let Some(ids) = ids else {
-            return false;
-        };
+        let ids = ids?;
         let (mut labels_changed, mut taints_changed) = (false, false);
+        let mut images_changed = false;
         for (&(node, metrics), id) in changed.iter().zip(ids) {
             let i = id.idx();
             let row = NodeRow::of(node);
@@ -38,6 +35,7 @@ impl NodeTables {
             table.unschedulable[i] = node.spec.unschedulable;
             table.allocatable[i] = row.allocatable.clone();
             table.capacity[i] = row.capacity.clone();
+            images_changed |= table.images[i] != row.images;
             table.images[i] = row.images.clone();
             table.usage[i] = metrics.map(|m| NodeUsage::of(m, &table.allocatable[i]));
         }
@@ -48,6 +46,14 @@ impl NodeTables {
             self.taints = Arc::new(TaintIndex::build(table.taints.iter(), table.len()));
         }
         self.total = table.total_allocatable();
-        true
+        Some(Refreshed { images_changed })
     }
+}
+
+/// What an in-place refresh changed beyond the refreshed nodes' own rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refreshed {
+    /// Some node's images differ: image locality scores every node by how many nodes hold an
+    /// image, so every node's scores may have moved.
+    pub images_changed: bool,
 }

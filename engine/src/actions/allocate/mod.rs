@@ -70,7 +70,7 @@ pub fn execute(ssn: &mut Session) {
     let mut rec = Recorder::default();
     let mut search = NodeSearch {
         error_cache,
-        classes: ClassCache::default(),
+        classes: ClassCache::carried_over(ssn),
     };
     while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if ssn.overused(q) {
@@ -114,6 +114,7 @@ pub fn execute(ssn: &mut Session) {
         sheets.insert(job, ws);
         queues.push(q, |l, r| ssn.queue_order_less(l, r));
     }
+    search.classes.leave(ssn);
 }
 
 fn push_job(

@@ -36,6 +36,10 @@ impl Worksheet {
     /// The same ordering over the Pending tasks that `wanted` accepts (the gang eviction actions
     /// leave out every gated task).
     pub fn organize_where(ssn: &Session, job: JobId, wanted: impl Fn(TaskId) -> bool) -> Worksheet {
+        // Most jobs of a busy cluster have nothing pending: their sheet is empty.
+        if ssn.state.job_counts[job.idx()][TaskStatus::Pending.index()] == 0 {
+            return Worksheet::default();
+        }
         let snap = &ssn.state.snap;
         let mut ready: BTreeMap<&str, i32> = BTreeMap::new();
         let mut not_ready: Vec<SubJobId> = Vec::new();
