@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tephra_cache::{ClusterEvent, ClusterState, ObjectKind, meta_of};
-use tephra_engine::actions::{self, ClassCarryover};
+use tephra_engine::actions;
 use tephra_engine::api::{ClusterObject, Time};
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{
-    Bind, Decisions, EventObject, NodeSampling, PluginRegistry, PodConditionUpdate, Session,
-    SessionOptions, Timers,
+    Bind, Carryover, Decisions, EventObject, NodeSampling, PluginRegistry, PodConditionUpdate,
+    Session, SessionOptions, Timers,
 };
 use tokio::sync::mpsc;
 
@@ -66,9 +66,9 @@ pub struct Scheduler {
     session_prefix: String,
     /// Clocks that outlive a session (the rescheduling plugin's interval), from the start.
     timers: Arc<Timers>,
-    /// Equivalence classes one session hands the next (the engine lets them go when the
-    /// configuration changes).
-    class_carryover: Arc<ClassCarryover>,
+    /// What one session leaves for the next (equivalence classes, node sums); the engine checks
+    /// that it still applies.
+    carryover: Arc<Carryover>,
 }
 
 fn unix_now() -> i64 {
@@ -136,7 +136,7 @@ impl Scheduler {
             cycle: 0,
             session_prefix,
             timers: Arc::new(Timers::new(Time(unix_now()))),
-            class_carryover: Arc::default(),
+            carryover: Arc::default(),
         }
     }
 
@@ -330,7 +330,7 @@ impl Scheduler {
             uid: format!("{}-{}", self.session_prefix, self.cycle),
             node_sampling: self.settings.node_sampling,
             timers: self.timers.clone(),
-            class_carryover: self.class_carryover.clone(),
+            carryover: self.carryover.clone(),
             ..Default::default()
         };
         let mut ssn = match Session::open(snap, self.conf.clone(), &self.registry, options) {

@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tephra_cache::ClusterState;
-use tephra_engine::actions::{self, ClassCarryover};
+use tephra_engine::actions;
 use tephra_engine::api::{PodGroupStatus, Time};
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions, Timers};
+use tephra_engine::framework::{
+    Carryover, Decisions, PluginRegistry, Session, SessionOptions, Timers,
+};
 use tephra_engine::model::TaskStatus;
 use tephra_engine::snapshot::Snapshot;
 
@@ -103,7 +105,7 @@ pub fn run_cycles(
     let conf = Arc::new(conf.clone());
     let mut reports = Vec::new();
     let timers = Arc::new(Timers::new(SCHEDULER_START));
-    let class_carryover = Arc::new(ClassCarryover::default());
+    let carryover = Arc::new(Carryover::default());
     for cycle in 1..=cycles {
         // One second apart, Volcano's default scheduling period.
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
@@ -112,7 +114,7 @@ pub fn run_cycles(
             now,
             uid: format!("tephra-cycle-{cycle}"),
             timers: timers.clone(),
-            class_carryover: class_carryover.clone(),
+            carryover: carryover.clone(),
             ..Default::default()
         };
         let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;

@@ -297,12 +297,10 @@ impl Class {
         }
     }
 
-    /// A class carried over from the last session, brought up to date for `t`: the nodes in
-    /// `changed` (since the last session began) and those this session changed so far are ranked
-    /// again, the others keep their ranks. `None` when so many nodes changed that ranking all of
-    /// them afresh costs less.
-    fn revived(mut self, ssn: &Session, t: TaskId, changed: &FixedBitSet) -> Option<Class> {
-        let mut dirty = changed.clone();
+    /// A class carried over from an earlier session, brought up to date for `t`: the `stale`
+    /// nodes and those this session changed so far are ranked again, the others keep their
+    /// ranks. `None` when so many nodes changed that ranking all of them afresh costs less.
+    fn revived(mut self, ssn: &Session, t: TaskId, mut dirty: FixedBitSet) -> Option<Class> {
         for n in &ssn.state.node_changes {
             dirty.insert(n.idx());
         }
@@ -363,10 +361,10 @@ impl Class {
 const PARALLEL_RERANK: usize = 32;
 
 impl ClassCache {
-    /// The classes of a session, with those the last session left (`ClassCarryover`).
+    /// The classes of a session, with those the last session left (`class_carryover`).
     pub fn carried_over(ssn: &Session) -> ClassCache {
         ClassCache {
-            carried: ssn.state.options.class_carryover.take(&ssn.state),
+            carried: Carried::take(&ssn.state),
             ..Default::default()
         }
     }
@@ -385,11 +383,11 @@ impl ClassCache {
                     founder: tasks.pod[t.idx()].clone(),
                     request: tasks.resreq[t.idx()].clone(),
                     class,
+                    stale: FixedBitSet::with_capacity(ssn.state.snap.nodes.len()),
                 });
             }
         }
-        let carryover = &ssn.state.options.class_carryover;
-        carryover.leave(&ssn.state, carried, self.carried);
+        Carried::leave(&ssn.state, carried, self.carried);
     }
 
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
@@ -411,8 +409,8 @@ impl ClassCache {
                 let id = self.classes.len();
                 same.push((t, id));
                 let revived = self.carried.as_mut().and_then(|carried| {
-                    let class = carried.take(hash, &sig)?;
-                    class.revived(ssn, t, &carried.changed)
+                    let (class, stale) = carried.class(hash, &sig)?;
+                    class.revived(ssn, t, stale)
                 });
                 self.classes
                     .push(revived.unwrap_or_else(|| Class::new(ssn, t)));

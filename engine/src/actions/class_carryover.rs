@@ -1,17 +1,19 @@
 //! Equivalence classes carried from one session to the next. A class's rank of a node depends
 //! only on the class's signature and that node's state (`Plugin::node_local`), so it is still
 //! right in the next session for every node that changed neither during the session nor
-//! between the two snapshots. Those nodes are known: the session logs the nodes it changes, and
-//! the cache says which nodes changed between its snapshots (`Snapshot::changed_since`). A class
-//! carried over ranks only the others again, instead of every node.
+//! between the two snapshots. Those nodes are known: each session's close leaves the nodes it
+//! changed (`ClosedSession`), and the cache says which nodes changed between its snapshots
+//! (`Snapshot::changed_since`). A class carried over ranks only the others again, instead of
+//! every node.
 //!
-//! The hand-over has three steps, each checked, so a chain with any gap carries nothing:
-//! allocate leaves its classes (`leave`), the session's close seals them with the nodes it
-//! changed (`seal`), and the next allocate takes them when its snapshot follows the sealed one
-//! directly under the same configuration (`take`).
+//! Allocate leaves its classes in the session's carryover (`leave`); the next allocate takes
+//! them (`take`) only when the session that left them closed and its snapshot is the one the
+//! new snapshot follows, under the same configuration. A chain with any gap carries nothing.
+//! A class no task of a session asked for is carried on with the nodes that changed since its
+//! ranks were right, until they are half of all nodes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
@@ -19,32 +21,11 @@ use foldhash::fast::FixedState;
 use super::class_cache::{Class, Signature};
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
-use crate::framework::SessionState;
+use crate::framework::{ClosedSession, SessionState};
 use crate::model::Resource;
 
-/// What one session's classes leave to the next session of the same scheduler. The scheduler
-/// loop owns one and hands it to every session (`SessionOptions::class_carryover`), as it does
-/// the timers; a fresh one carries nothing.
-#[derive(Default)]
-pub struct ClassCarryover(Mutex<Stage>);
-
-impl std::fmt::Debug for ClassCarryover {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ClassCarryover")
-    }
-}
-
-#[derive(Default)]
-enum Stage {
-    #[default]
-    Empty,
-    /// Left by allocate in the session on snapshot `serial`, which has not closed yet.
-    Left(Left),
-    /// The session closed: `changed` holds the nodes it changed.
-    Sealed(Left, FixedBitSet),
-}
-
-struct Left {
+/// Classes left by allocate in the session on snapshot `serial`.
+struct LeftClasses {
     serial: u64,
     config: Arc<SchedulerConfig>,
     classes: CarriedClasses,
@@ -58,96 +39,85 @@ pub(super) struct CarriedClass {
     pub founder: Arc<Pod>,
     pub request: Resource,
     pub class: Class,
+    /// Nodes whose ranks may be out of date: those changed since the session that last used
+    /// the class, up to the one that left it.
+    pub stale: FixedBitSet,
 }
 
-/// The classes taken over by a session, and the nodes whose ranks may have moved since.
+/// The classes taken over by a session.
 pub(super) struct Carried {
     classes: CarriedClasses,
-    pub changed: FixedBitSet,
 }
 
 impl Carried {
-    /// The carried class of signature `sig` (hashed to `hash`), taken out.
-    pub fn take(&mut self, hash: u64, sig: &Signature) -> Option<Class> {
+    /// The classes the last session left, when `ssn`'s snapshot directly follows that
+    /// session's, which closed, with the same node ids, under the same configuration.
+    pub fn take(ssn: &SessionState) -> Option<Carried> {
+        let carryover = &ssn.options.carryover;
+        let left = carryover.take::<LeftClasses>()?;
+        let closed = carryover
+            .get::<ClosedSession>()
+            .filter(|c| c.serial == left.serial);
+        let since = ssn.snap.changed_since.as_ref();
+        let follows = since.is_some_and(|c| c.since == left.serial);
+        let same_config = Arc::ptr_eq(&left.config, &ssn.config) || *left.config == *ssn.config;
+        let (Some(closed), Some(since), true, true) = (closed, since, follows, same_config) else {
+            free(left.classes);
+            return None;
+        };
+        let mut changed = closed.changed;
+        if changed.len() != ssn.snap.nodes.len() {
+            free(left.classes);
+            return None;
+        }
+        for n in &since.nodes {
+            changed.insert(n.idx());
+        }
+        let mut classes = left.classes;
+        let mut outdated = Vec::new();
+        for same in classes.values_mut() {
+            for c in same.iter_mut() {
+                c.stale.union_with(&changed);
+            }
+            let (fresh, old) = std::mem::take(same)
+                .into_iter()
+                .partition(|c| c.stale.count_ones(..) * 2 <= c.stale.len());
+            *same = fresh;
+            outdated.extend(old);
+        }
+        classes.retain(|_, same| !same.is_empty());
+        if !outdated.is_empty() {
+            rayon::spawn(move || drop(outdated));
+        }
+        Some(Carried { classes })
+    }
+
+    /// The carried class of signature `sig` (hashed to `hash`), taken out, with the nodes whose
+    /// ranks may be out of date.
+    pub fn class(&mut self, hash: u64, sig: &Signature) -> Option<(Class, FixedBitSet)> {
         let same = self.classes.get_mut(&hash)?;
         let i = same
             .iter()
             .position(|c| Signature::new(&c.founder, &c.request) == *sig)?;
-        Some(same.swap_remove(i).class)
-    }
-}
-
-impl ClassCarryover {
-    /// The classes left by the session before, when `ssn`'s snapshot follows that session's
-    /// directly, with the same node ids, under the same configuration.
-    pub(super) fn take(&self, ssn: &SessionState) -> Option<Carried> {
-        let stage = std::mem::take(&mut *self.lock());
-        let Stage::Sealed(left, mut changed) = stage else {
-            return None;
-        };
-        let usable = ssn.snap.changed_since.as_ref().filter(|c| {
-            c.since == left.serial
-                && changed.len() == ssn.snap.nodes.len()
-                && (Arc::ptr_eq(&left.config, &ssn.config) || *left.config == *ssn.config)
-        });
-        let Some(since) = usable else {
-            free(left.classes);
-            return None;
-        };
-        for n in &since.nodes {
-            changed.insert(n.idx());
-        }
-        Some(Carried {
-            classes: left.classes,
-            changed,
-        })
+        let c = same.swap_remove(i);
+        Some((c.class, c.stale))
     }
 
-    /// Allocate's classes, for the next session once this one is sealed. Classes taken over
-    /// and not used again are let go.
-    pub(super) fn leave(
-        &self,
-        ssn: &SessionState,
-        classes: CarriedClasses,
-        unused: Option<Carried>,
-    ) {
-        if let Some(unused) = unused {
-            free(unused.classes);
+    /// Leaves allocate's classes for the next session, with the classes taken over and not
+    /// used again (`unused`).
+    pub fn leave(ssn: &SessionState, mut classes: CarriedClasses, unused: Option<Carried>) {
+        for (hash, same) in unused.into_iter().flat_map(|u| u.classes) {
+            classes.entry(hash).or_default().extend(same);
         }
-        let left = Left {
+        let carryover = &ssn.options.carryover;
+        if let Some(old) = carryover.take::<LeftClasses>() {
+            free(old.classes);
+        }
+        carryover.put(LeftClasses {
             serial: ssn.snap.serial,
             config: ssn.config.clone(),
             classes,
-        };
-        if let Stage::Left(old) | Stage::Sealed(old, _) =
-            std::mem::replace(&mut *self.lock(), Stage::Left(left))
-        {
-            free(old.classes);
-        }
-    }
-
-    /// The session on `ssn`'s snapshot closes: what its allocate left is sealed with every node
-    /// the session changed. Anything else is let go.
-    pub fn seal(&self, ssn: &SessionState) {
-        let mut stage = self.lock();
-        *stage = match std::mem::take(&mut *stage) {
-            Stage::Left(left) if left.serial == ssn.snap.serial && ssn.snap.serial != 0 => {
-                let mut changed = FixedBitSet::with_capacity(ssn.snap.nodes.len());
-                for n in &ssn.node_changes {
-                    changed.insert(n.idx());
-                }
-                Stage::Sealed(left, changed)
-            }
-            Stage::Left(old) | Stage::Sealed(old, _) => {
-                free(old.classes);
-                Stage::Empty
-            }
-            Stage::Empty => Stage::Empty,
-        };
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Stage> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        });
     }
 }
 
@@ -162,7 +132,8 @@ fn free(classes: CarriedClasses) {
 mod tests {
     use std::sync::Arc;
 
-    use super::ClassCarryover;
+    use super::Carried;
+    use crate::framework::Carryover;
     use crate::framework::{Session, SessionOptions};
     use crate::harness::Harness;
 
@@ -170,18 +141,21 @@ mod tests {
         "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n";
 
     fn cluster(conf: &str) -> Harness {
-        Harness::new(conf)
-            .queue("q", 1)
-            .node("n1", "4", "8Gi", &[])
-            .node("n2", "4", "8Gi", &[])
-            .node("n3", "4", "8Gi", &[])
-            .pod_group("ns", "pg", "q", 1)
-            .pod("ns", "p", "pg", "1", "1Gi")
+        cluster_asking(conf, "1")
     }
 
-    fn with(carryover: &Arc<ClassCarryover>) -> SessionOptions {
+    /// Five nodes and one pending pod asking for `cpu`.
+    fn cluster_asking(conf: &str, cpu: &str) -> Harness {
+        let nodes = ["n1", "n2", "n3", "n4", "n5"];
+        let h = Harness::new(conf).queue("q", 1);
+        let h = nodes.iter().fold(h, |h, n| h.node(n, "4", "8Gi", &[]));
+        h.pod_group("ns", "pg", "q", 1)
+            .pod("ns", "p", "pg", cpu, "1Gi")
+    }
+
+    fn with(carryover: &Arc<Carryover>) -> SessionOptions {
         SessionOptions {
-            class_carryover: carryover.clone(),
+            carryover: carryover.clone(),
             ..Default::default()
         }
     }
@@ -197,28 +171,30 @@ mod tests {
 
     #[test]
     fn the_next_session_takes_the_classes_with_the_nodes_changed_in_between() {
-        let carryover = Arc::new(ClassCarryover::default());
+        let carryover = Arc::new(Carryover::default());
         let first = cluster(CONF).open_with(with(&carryover)).unwrap();
         let (serial, placed) = allocate_and_close(first);
         let next = cluster(CONF)
             .nodes_changed_since(serial, &["n3"])
             .open_with(with(&carryover))
             .unwrap();
-        let carried = carryover.take(&next.state).expect("the snapshot follows");
-        assert_eq!(carried.classes.values().flatten().count(), 1);
+        let carried = Carried::take(&next.state).expect("the snapshot follows");
+        let classes: Vec<_> = carried.classes.values().flatten().collect();
+        assert_eq!(classes.len(), 1);
         let names = &next.state.snap.nodes.name;
-        let mut changed: Vec<&str> = carried.changed.ones().map(|n| names[n].as_str()).collect();
+        let stale = classes[0].stale.ones();
+        let mut changed: Vec<&str> = stale.map(|n| names[n].as_str()).collect();
         changed.sort_unstable();
         let mut expected = vec![placed.as_str(), "n3"];
         expected.sort_unstable();
         expected.dedup();
         assert_eq!(changed, expected, "the placement's node and the listed one");
-        assert!(carryover.take(&next.state).is_none(), "taken once");
+        assert!(Carried::take(&next.state).is_none(), "taken once");
     }
 
     #[test]
     fn nothing_is_carried_across_a_gap_an_unclosed_session_or_a_new_configuration() {
-        let carryover = Arc::new(ClassCarryover::default());
+        let carryover = Arc::new(Carryover::default());
         let open = |since: Option<u64>, conf: &str| {
             let h = cluster(conf);
             let h = match since {
@@ -228,18 +204,16 @@ mod tests {
             h.open_with(with(&carryover)).unwrap()
         };
         let (serial, _) = allocate_and_close(open(None, CONF));
-        assert!(carryover.take(&open(None, CONF).state).is_none(), "no list");
+        assert!(Carried::take(&open(None, CONF).state).is_none(), "no list");
         let (serial, _) = allocate_and_close(open(Some(serial), CONF));
         assert!(
-            carryover
-                .take(&open(Some(serial + 1000), CONF).state)
-                .is_none(),
+            Carried::take(&open(Some(serial + 1000), CONF).state).is_none(),
             "another snapshot"
         );
         let (serial, _) = allocate_and_close(open(Some(serial), CONF));
         let other = format!("{CONF}  - name: binpack\n");
         assert!(
-            carryover.take(&open(Some(serial), &other).state).is_none(),
+            Carried::take(&open(Some(serial), &other).state).is_none(),
             "another configuration"
         );
         let mut unclosed = open(Some(serial), CONF);
@@ -247,10 +221,45 @@ mod tests {
         let serial = unclosed.state.snap.serial;
         drop(unclosed);
         assert!(
-            carryover.take(&open(Some(serial), CONF).state).is_none(),
-            "not sealed"
+            Carried::take(&open(Some(serial), CONF).state).is_none(),
+            "not closed"
         );
         let (serial, _) = allocate_and_close(open(Some(serial), CONF));
-        assert!(carryover.take(&open(Some(serial), CONF).state).is_some());
+        assert!(Carried::take(&open(Some(serial), CONF).state).is_some());
+    }
+
+    #[test]
+    fn a_class_no_task_asked_for_is_carried_on_with_every_node_changed_since_it_was_used() {
+        let carryover = Arc::new(Carryover::default());
+        let first = cluster_asking(CONF, "1").open_with(with(&carryover));
+        let (serial, first_node) = allocate_and_close(first.unwrap());
+        let second = cluster_asking(CONF, "2")
+            .nodes_changed_since(serial, &["n5"])
+            .open_with(with(&carryover));
+        let (serial, second_node) = allocate_and_close(second.unwrap());
+        let third = cluster_asking(CONF, "1")
+            .nodes_changed_since(serial, &[])
+            .open_with(with(&carryover))
+            .unwrap();
+        let carried = Carried::take(&third.state).expect("the snapshot follows");
+        let names = &third.state.snap.nodes.name;
+        let mut stale: Vec<(String, Vec<&str>)> = carried
+            .classes
+            .values()
+            .flatten()
+            .map(|c| {
+                let nodes = c.stale.ones().map(|n| names[n].as_str()).collect();
+                (c.request.milli_cpu.to_string(), nodes)
+            })
+            .collect();
+        stale.sort();
+        let mut unused = vec![first_node.as_str(), "n5", second_node.as_str()];
+        unused.sort_unstable();
+        unused.dedup();
+        let expected = vec![
+            ("1000".to_string(), unused),
+            ("2000".to_string(), vec![second_node.as_str()]),
+        ];
+        assert_eq!(stale, expected);
     }
 }

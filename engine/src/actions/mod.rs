@@ -19,7 +19,6 @@ mod victims;
 
 pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
-pub use class_carryover::ClassCarryover;
 pub use priority_queue::PriorityQueue;
 
 use crate::config::{ConfigError, KNOWN_ACTIONS, SchedulerConfig};

@@ -4,8 +4,8 @@
 use rayon::prelude::*;
 
 use super::{
-    Bind, Decisions, Event, EventObject, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate,
-    QueueUpdate, Session,
+    Bind, ClosedSession, Decisions, Event, EventObject, Eviction, Pipelined, PodConditionUpdate,
+    PodGroupUpdate, QueueUpdate, Session,
 };
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
 use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
@@ -20,7 +20,7 @@ struct JobClose {
 impl Session {
     /// Closes the session and returns its decisions.
     pub fn close(mut self) -> Decisions {
-        self.state.options.class_carryover.seal(&self.state);
+        ClosedSession::leave(&self.state);
         self.close_plugins();
         let mut d = Decisions::default();
         let snap = self.state.snap.clone();

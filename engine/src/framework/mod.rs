@@ -1,6 +1,7 @@
 //! The scheduling framework: the `Plugin` trait and registry, the `Session` with one dispatch
 //! function per extension point, `Statement` transactions, and session close into `Decisions`.
 
+mod carryover;
 mod close;
 mod decisions;
 mod dispatch;
@@ -20,6 +21,7 @@ mod timers;
 mod topology;
 mod vote;
 
+pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
 pub use decisions::{
     Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use super::Timers;
-use crate::actions::ClassCarryover;
+use super::{Carryover, Timers};
 use crate::api::Time;
 
 /// Volcano's node-sampling flags (`--percentage-nodes-to-find` and friends, spec §5.0.2).
@@ -57,9 +56,10 @@ pub struct SessionOptions {
     /// path. The plain path is the reference: decisions must be the same either way, and the
     /// determinism tests compare both (`actions::class_cache`).
     pub disable_class_caches: bool,
-    /// Equivalence classes handed from one session to the next; the scheduler loop keeps one
-    /// for all its sessions (a fresh one carries nothing). Decisions are the same either way.
-    pub class_carryover: Arc<ClassCarryover>,
+    /// What one session leaves for the next (equivalence classes, the kube node map's sums);
+    /// the scheduler loop keeps one for all its sessions, and a fresh one carries nothing.
+    /// Decisions are the same either way.
+    pub carryover: Arc<Carryover>,
 }
 
 #[cfg(test)]

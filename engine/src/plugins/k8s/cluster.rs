@@ -10,8 +10,9 @@
 //! once, at open, in both cases.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 
 use super::pod_info::PodInfo;
@@ -19,17 +20,62 @@ use super::requests::PodResource;
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
+use crate::snapshot::TaskTable;
 
-/// Every task's parsed pod, gathered once per snapshot and shared by the kube plugins; each
-/// pod is parsed once per version of it (kept in the pod's memo across snapshots).
+/// Every task's parsed pod, looked up when first asked for: each pod is parsed once per version
+/// of it and kept in the pod's memo across snapshots, and a session reads few of them (those
+/// of the pending tasks and of the pods on the nodes it changes).
 #[derive(Debug, Default)]
-pub struct PodInfos(Vec<Arc<PodInfo>>);
+pub struct PodInfos {
+    tasks: Arc<TaskTable>,
+    /// Parsed pods whose memo had no free slot (the engine's own values leave one).
+    unmemoised: OnceLock<Vec<OnceLock<PodInfo>>>,
+}
 
-impl std::ops::Deref for PodInfos {
-    type Target = [Arc<PodInfo>];
-    fn deref(&self) -> &[Arc<PodInfo>] {
-        &self.0
+impl PodInfos {
+    fn get(&self, t: TaskId) -> &PodInfo {
+        let pod = &self.tasks.pod[t.idx()];
+        if let Some(info) = pod.memo.get_or_init_ref(|| PodInfo::new(pod)) {
+            return info;
+        }
+        let n = self.tasks.len();
+        let unmemoised = self
+            .unmemoised
+            .get_or_init(|| (0..n).map(|_| OnceLock::new()).collect());
+        unmemoised[t.idx()].get_or_init(|| PodInfo::new(pod))
     }
+}
+
+/// What one node's pods add up to at session open.
+#[derive(Debug, Clone, Default)]
+struct NodeSums {
+    requested: Arc<NodeRequested>,
+    /// Some pod has pod (anti-)affinity.
+    affinity: bool,
+    /// Some pod has required anti-affinity.
+    required_anti_affinity: bool,
+}
+
+impl NodeSums {
+    fn of(infos: &PodInfos, tasks: &[TaskId]) -> NodeSums {
+        let mut sums = NodeSums::default();
+        let requested = Arc::make_mut(&mut sums.requested);
+        for &t in tasks {
+            let info = infos.get(t);
+            requested.add(&info.resource, 1);
+            sums.affinity |= info.has_pod_affinity;
+            sums.required_anti_affinity |= !info.required_anti_affinity.is_empty();
+        }
+        sums
+    }
+}
+
+/// Each node's sums at the open of the session on snapshot `serial`, left for the next session
+/// (`Carryover`): a node the next snapshot does not list as changed since has the same pods,
+/// so the same sums, and 400k pods need not be read again.
+struct OpenNodeSums {
+    serial: u64,
+    per_node: Arc<Vec<NodeSums>>,
 }
 
 /// One plugin's copy of the kube node map (empty until the session opens). Per-node entries are
@@ -60,59 +106,66 @@ impl ClusterView {
         let mut view = if ssn.node_changes.is_empty() {
             ssn.snap
                 .derived
-                .get_or_init(|| OpenMap(ClusterView::build(ssn)))
+                .get_or_init(|| OpenMap(ClusterView::build(ssn, true)))
                 .0
                 .clone()
         } else {
-            ClusterView::build(ssn)
+            ClusterView::build(ssn, false)
         };
         view.live = live;
         view
     }
 
-    fn build(ssn: &SessionState) -> ClusterView {
-        let infos = ssn.snap.derived.get_or_init(|| {
-            PodInfos(
-                ssn.snap
-                    .tasks
-                    .pod
-                    .par_iter()
-                    .map(|p| p.memo.get_or_init(|| PodInfo::new(p)))
-                    .collect(),
-            )
+    /// The view of the session as it is; `at_open` when that is the snapshot's session-open
+    /// state, whose per-node sums are then taken from the session before for the nodes that did
+    /// not change, and left for the next.
+    fn build(ssn: &SessionState, at_open: bool) -> ClusterView {
+        let infos = ssn.snap.derived.get_or_init(|| PodInfos {
+            tasks: ssn.snap.tasks.clone(),
+            unmemoised: OnceLock::new(),
         });
         let pods = &ssn.node_tasks;
-        let mut placed = vec![None; infos.len()];
+        let mut placed = vec![None; ssn.snap.tasks.len()];
         for (n, tasks) in pods.iter().enumerate() {
             for t in tasks {
                 placed[t.idx()] = Some(NodeId(n as u32));
             }
         }
-        // Per node: Σ requests, and whether some pod has (anti-)affinity / required
-        // anti-affinity, in one parallel pass over each node's pods.
-        let per_node: Vec<(Arc<NodeRequested>, bool, bool)> = pods
+        let carryover = &ssn.options.carryover;
+        let earlier = match (at_open, &ssn.snap.changed_since) {
+            (true, Some(since)) => carryover
+                .take::<OpenNodeSums>()
+                .filter(|e| e.serial == since.since && e.per_node.len() == pods.len())
+                .map(|e| {
+                    let mut changed = FixedBitSet::with_capacity(pods.len());
+                    since.nodes.iter().for_each(|n| changed.insert(n.idx()));
+                    (e.per_node, changed)
+                }),
+            _ => None,
+        };
+        let per_node: Vec<NodeSums> = pods
             .par_iter()
-            .map(|ts| {
-                let mut r = NodeRequested::default();
-                let (mut affinity, mut required_anti) = (false, false);
-                for t in ts {
-                    let info = &infos[t.idx()];
-                    r.add(&info.resource, 1);
-                    affinity |= info.has_pod_affinity;
-                    required_anti |= !info.required_anti_affinity.is_empty();
-                }
-                (Arc::new(r), affinity, required_anti)
+            .enumerate()
+            .map(|(n, ts)| match &earlier {
+                Some((sums, changed)) if !changed.contains(n) => sums[n].clone(),
+                _ => NodeSums::of(&infos, ts),
             })
             .collect();
-        let nodes_where = |f: fn(&(Arc<NodeRequested>, bool, bool)) -> bool| -> Vec<NodeId> {
+        let nodes_where = |f: fn(&NodeSums) -> bool| -> Vec<NodeId> {
             (0..per_node.len())
                 .filter(|&n| f(&per_node[n]))
                 .map(|n| NodeId(n as u32))
                 .collect()
         };
-        let with_affinity = nodes_where(|p| p.1);
-        let with_required_anti_affinity = nodes_where(|p| p.2);
-        let requested = per_node.into_iter().map(|p| p.0).collect();
+        let with_affinity = nodes_where(|s| s.affinity);
+        let with_required_anti_affinity = nodes_where(|s| s.required_anti_affinity);
+        let requested = per_node.par_iter().map(|s| s.requested.clone()).collect();
+        if at_open && ssn.snap.serial != 0 {
+            carryover.put(OpenNodeSums {
+                serial: ssn.snap.serial,
+                per_node: Arc::new(per_node),
+            });
+        }
         ClusterView {
             pods: pods.par_iter().map(|ts| Arc::new(ts.clone())).collect(),
             infos,
@@ -133,7 +186,7 @@ impl ClusterView {
             return;
         }
         Arc::make_mut(&mut self.pods[n.idx()]).push(t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos[t.idx()].resource, 1);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, 1);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -146,7 +199,7 @@ impl ClusterView {
             return;
         };
         Arc::make_mut(&mut self.pods[n.idx()]).retain(|&x| x != t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos[t.idx()].resource, -1);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, -1);
     }
 
     /// The pods (tasks) on a node.
@@ -156,7 +209,7 @@ impl ClusterView {
 
     /// A task's parsed pod.
     pub fn info(&self, t: TaskId) -> &PodInfo {
-        &self.infos[t.idx()]
+        self.infos.get(t)
     }
 
     /// Nodes that held a pod with pod (anti-)affinity at session open (`HavePodsWithAffinityList`).
@@ -301,5 +354,51 @@ mod tests {
             view.nodes_with_required_anti_affinity(),
             &[node_id(&ssn, "n1")]
         );
+    }
+
+    #[test]
+    fn sums_of_nodes_not_listed_as_changed_come_from_the_session_before() {
+        use crate::framework::{Carryover, SessionOptions};
+        use crate::harness::Harness;
+        use std::sync::Arc;
+        let carryover = Arc::new(Carryover::default());
+        let options = || SessionOptions {
+            carryover: carryover.clone(),
+            ..Default::default()
+        };
+        let cpu = "containers: [{resources: {requests: {cpu: 250m}}}]";
+        let objects = |on_n2: &str| {
+            [
+                JOB.to_string(),
+                node("n1", "", "pods: '10'"),
+                node("n2", "", "pods: '10'"),
+                running_pod("a", "n1", "", cpu),
+                running_pod("b", on_n2, "", cpu),
+            ]
+            .concat()
+        };
+        let requested = |ssn: &crate::framework::Session, n: &str| {
+            let view = ClusterView::open(&ssn.state, true);
+            Cluster::new(&ssn.state, &view)
+                .requested(node_id(ssn, n))
+                .get("cpu")
+        };
+        let conf = conf("nodeorder", "");
+        let first = Harness::new(&conf).objects(&objects("n2"));
+        let first = first.open_with(options()).unwrap();
+        assert_eq!(requested(&first, "n2"), 250);
+        // Pod b moves to n1; a snapshot that does not list n2 keeps n2's sums.
+        let serial = first.state.snap.serial;
+        let second = Harness::new(&conf).objects(&objects("n1"));
+        let second = second.nodes_changed_since(serial, &["n1"]);
+        let second = second.open_with(options()).unwrap();
+        assert_eq!(requested(&second, "n1"), 500, "listed: summed again");
+        assert_eq!(requested(&second, "n2"), 250, "not listed: taken over");
+        // Listing both gives the sums built afresh.
+        let serial = second.state.snap.serial;
+        let third = Harness::new(&conf).objects(&objects("n1"));
+        let third = third.nodes_changed_since(serial, &["n1", "n2"]);
+        let third = third.open_with(options()).unwrap();
+        assert_eq!((requested(&third, "n1"), requested(&third, "n2")), (500, 0));
     }
 }
