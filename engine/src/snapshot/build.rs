@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
@@ -485,20 +486,23 @@ impl<'a> SnapshotBuilder<'a> {
             Some(e) => earlier_starts(e, &j.uid, &members),
             None => vec![None; members.len()],
         };
-        let pods: Vec<&Arc<Pod>> = members.iter().copied().flatten().chain(jobless).collect();
-        let mut earlier_row: Vec<Option<usize>> = Vec::with_capacity(pods.len());
-        for (pods, start) in members.iter().zip(&reused) {
-            earlier_row.extend((0..pods.len()).map(|k| start.map(|s| s + k)));
-        }
-        earlier_row.resize(pods.len(), None);
-        let sources: Vec<Source> = pods
-            .par_iter()
-            .zip(&earlier_row)
-            .map(|(p, earlier)| match earlier {
-                Some(i) => Source::Earlier(*i, p),
-                None => Source::Fresh(p, TaskRow::lent(p)),
-            })
-            .collect();
+        let fresh = |p| Source::Fresh(p, TaskRow::lent(p));
+        let rows = in_jobs + jobless.len();
+        let sources: Vec<Source> = if reused.iter().any(Option::is_some) {
+            members
+                .par_iter()
+                .zip(&reused)
+                .flat_map_iter(|(&pods, start)| match *start {
+                    Some(start) => Either::Left(std::iter::once(Source::Earlier { start, pods })),
+                    None => Either::Right(pods.iter().map(fresh)),
+                })
+                .chain(jobless.par_iter().map(|&p| fresh(p)))
+                .collect()
+        } else {
+            // Every row fresh (a first snapshot): collected by index, with no pieces to join.
+            let pods: Vec<&Arc<Pod>> = members.iter().copied().flatten().chain(jobless).collect();
+            pods.par_iter().map(|&p| fresh(p)).collect()
+        };
         let released = &self.released;
         // The earlier task table is moved from when nothing else holds it, else copied from.
         let shared_tasks;
@@ -547,9 +551,9 @@ impl<'a> SnapshotBuilder<'a> {
             .par_iter()
             .enumerate()
             .flat_map_iter(|(job, m)| std::iter::repeat_n(Some(JobId(job as u32)), m.len()))
-            .chain(rayon::iter::repeat_n(None, sources.len() - in_jobs))
+            .chain(rayon::iter::repeat_n(None, rows - in_jobs))
             .collect();
-        t.sub_job = vec![None; sources.len()];
+        t.sub_job = vec![None; rows];
         (jobs, t)
     }
 

@@ -8,6 +8,7 @@
 use std::convert::identity;
 use std::sync::{Arc, Mutex};
 
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::task_row::{RowRef, TaskRow};
@@ -32,10 +33,37 @@ impl std::fmt::Debug for Released {
     }
 }
 
-/// Where a new task row comes from: a row of the earlier snapshot, or the pod's own row.
+/// Where new task rows come from: the rows of an unchanged job in the earlier snapshot, from
+/// `start` on, one per pod of `pods`; or one pod's own row.
 pub(super) enum Source<'p> {
-    Earlier(usize, &'p Arc<Pod>),
+    Earlier { start: usize, pods: &'p [Arc<Pod>] },
     Fresh(&'p Arc<Pod>, RowRef<'p>),
+}
+
+impl Source<'_> {
+    /// How many rows this source gives.
+    fn rows(&self) -> usize {
+        match self {
+            Source::Earlier { pods, .. } => pods.len(),
+            Source::Fresh(..) => 1,
+        }
+    }
+}
+
+/// How many rows the sources give, and whether all are fresh.
+#[derive(Clone, Copy)]
+struct Rows {
+    count: usize,
+    all_fresh: bool,
+}
+
+impl Rows {
+    fn of(sources: &[Source]) -> Rows {
+        Rows {
+            count: sources.iter().map(Source::rows).sum(),
+            all_fresh: sources.iter().all(|s| matches!(s, Source::Fresh(..))),
+        }
+    }
 }
 
 /// The earlier task table: owned (its rows are moved out), shared (they are copied), or none.
@@ -81,36 +109,42 @@ pub(super) fn earlier_starts(
         .collect()
 }
 
-/// One task column: `fresh` for rows from a pod, `carry` for values of the earlier table, moved
-/// out of it when it is owned (earlier rows are taken at increasing positions), else copied.
-/// Values of an owned earlier table that no row takes are handed to `unused`.
+/// One task column of `rows` rows: `fresh` for rows from a pod, `carry` for values of the
+/// earlier table, moved out of it a job's run at a time when it is owned (earlier rows are taken
+/// at increasing positions), else copied. Values of an owned earlier table that no row takes are
+/// handed to `unused`.
 fn column<T: Clone + Send + Sync + 'static>(
     sources: &[Source],
+    rows: Rows,
     earlier: EarlierColumn<T>,
     carry: impl Fn(T) -> T + Sync,
     fresh: impl Fn(&Arc<Pod>, &TaskRow) -> T + Sync,
     unused: &Mutex<Released>,
 ) -> Vec<T> {
+    let derive = |pods| derived(pods, &fresh);
     match earlier {
         EarlierColumn::Owned(values) => {
-            let mut values = values.into_iter().enumerate();
+            let total = values.len();
+            let mut values = values.into_iter();
+            let mut at = 0;
             let mut left = Vec::new();
-            let mut out = Vec::with_capacity(sources.len());
+            let mut out = Vec::with_capacity(rows.count);
             for source in sources {
-                out.push(match source {
-                    Source::Earlier(i, pod) => loop {
-                        match values.next() {
-                            Some((at, v)) if at == *i => break carry(v),
-                            Some((_, v)) => left.push(v),
-                            // Rows are taken in table order; were one asked for out of order,
-                            // it is derived again.
-                            None => break fresh(pod, &TaskRow::lent(pod)),
-                        }
-                    },
-                    Source::Fresh(pod, row) => fresh(pod, row),
-                });
+                match *source {
+                    Source::Earlier { start, pods }
+                        if start >= at && start + pods.len() <= total =>
+                    {
+                        left.extend(values.by_ref().take(start - at));
+                        out.extend(values.by_ref().take(pods.len()).map(&carry));
+                        at = start + pods.len();
+                    }
+                    // Rows are taken in table order; were some asked for out of order, they
+                    // are derived again.
+                    Source::Earlier { pods, .. } => out.extend(derive(pods)),
+                    Source::Fresh(pod, ref row) => out.push(fresh(pod, row)),
+                }
             }
-            left.extend(values.map(|(_, v)| v));
+            left.extend(values);
             unused
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -118,21 +152,41 @@ fn column<T: Clone + Send + Sync + 'static>(
                 .push(Box::new(left));
             out
         }
+        // A source's rows without a vector each: most sources are one fresh row.
         EarlierColumn::Shared(values) => sources
             .par_iter()
-            .map(|source| match source {
-                Source::Earlier(i, _) => carry(values[*i].clone()),
-                Source::Fresh(pod, row) => fresh(pod, row),
+            .flat_map_iter(|source| match *source {
+                Source::Earlier { start, pods } => match values.get(start..start + pods.len()) {
+                    Some(run) => Either::Left(Either::Left(run.iter().cloned().map(&carry))),
+                    None => Either::Left(Either::Right(derive(pods))),
+                },
+                Source::Fresh(pod, ref row) => Either::Right(std::iter::once(fresh(pod, row))),
+            })
+            .collect(),
+        // Only fresh rows (a first snapshot): collected by index, with no pieces to join.
+        EarlierColumn::None if rows.all_fresh => sources
+            .par_iter()
+            .map(|source| match *source {
+                Source::Fresh(pod, ref row) => fresh(pod, row),
+                Source::Earlier { .. } => unreachable!("all sources are fresh"),
             })
             .collect(),
         EarlierColumn::None => sources
             .par_iter()
-            .map(|source| match source {
-                Source::Earlier(_, pod) => fresh(pod, &TaskRow::lent(pod)),
-                Source::Fresh(pod, row) => fresh(pod, row),
+            .flat_map_iter(|source| match *source {
+                Source::Earlier { pods, .. } => Either::Left(derive(pods)),
+                Source::Fresh(pod, ref row) => Either::Right(std::iter::once(fresh(pod, row))),
             })
             .collect(),
     }
+}
+
+/// The rows of `pods` derived from the pods themselves.
+fn derived<'a, T>(
+    pods: &'a [Arc<Pod>],
+    fresh: &'a impl Fn(&Arc<Pod>, &TaskRow) -> T,
+) -> impl Iterator<Item = T> + 'a {
+    pods.iter().map(|pod| fresh(pod, &TaskRow::lent(pod)))
 }
 
 /// The task table's columns from `sources`, all at once on the pool. `node_ids` maps the
@@ -168,6 +222,7 @@ pub(super) fn task_columns(
         Some(ids) => n.and_then(|n| ids[n.idx()]),
         None => n,
     };
+    let rows = Rows::of(sources);
     let mut t = TaskTable::default();
     let uid = earlier!(uid);
     let name = earlier!(name);
@@ -185,35 +240,70 @@ pub(super) fn task_columns(
     let pod = earlier!(pod);
     rayon::scope(|s| {
         let t = &mut t;
-        s.spawn(|_| t.uid = column(sources, uid, identity, |_, r| r.uid.clone(), unused));
-        s.spawn(|_| t.name = column(sources, name, identity, |_, r| r.name.clone(), unused));
+        s.spawn(|_| t.uid = column(sources, rows, uid, identity, |_, r| r.uid.clone(), unused));
+        s.spawn(|_| t.name = column(sources, rows, name, identity, |_, r| r.name.clone(), unused));
         s.spawn(|_| {
             t.namespace = column(
                 sources,
+                rows,
                 namespace,
                 identity,
                 |_, r| r.namespace.clone(),
                 unused,
             )
         });
-        s.spawn(|_| t.role = column(sources, role, identity, |_, r| r.role.clone(), unused));
-        s.spawn(|_| t.resreq = column(sources, resreq, identity, |_, r| r.resreq.clone(), unused));
+        s.spawn(|_| t.role = column(sources, rows, role, identity, |_, r| r.role.clone(), unused));
+        s.spawn(|_| {
+            t.resreq = column(
+                sources,
+                rows,
+                resreq,
+                identity,
+                |_, r| r.resreq.clone(),
+                unused,
+            )
+        });
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
-            t.best_effort = column(sources, best_effort, identity, empty, unused)
+            t.best_effort = column(sources, rows, best_effort, identity, empty, unused)
         });
-        s.spawn(|_| t.priority = column(sources, priority, identity, |_, r| r.priority, unused));
         s.spawn(|_| {
-            t.preemptable = column(sources, preemptable, identity, |_, r| r.preemptable, unused)
+            t.priority = column(sources, rows, priority, identity, |_, r| r.priority, unused)
         });
-        s.spawn(|_| t.sch_gated = column(sources, sch_gated, identity, |_, r| r.sch_gated, unused));
-        s.spawn(|_| t.status = column(sources, status, identity, |_, r| r.status, unused));
-        s.spawn(|_| t.created = column(sources, created, identity, |_, r| r.created, unused));
         s.spawn(|_| {
-            t.name_index = column(sources, name_index, identity, |_, r| r.name_index, unused)
+            t.preemptable = column(
+                sources,
+                rows,
+                preemptable,
+                identity,
+                |_, r| r.preemptable,
+                unused,
+            )
         });
-        s.spawn(|_| t.node = column(sources, node, carry_node, node_of, unused));
-        s.spawn(|_| t.pod = column(sources, pod, identity, |p, _| Arc::clone(p), unused));
+        s.spawn(|_| {
+            t.sch_gated = column(
+                sources,
+                rows,
+                sch_gated,
+                identity,
+                |_, r| r.sch_gated,
+                unused,
+            )
+        });
+        s.spawn(|_| t.status = column(sources, rows, status, identity, |_, r| r.status, unused));
+        s.spawn(|_| t.created = column(sources, rows, created, identity, |_, r| r.created, unused));
+        s.spawn(|_| {
+            t.name_index = column(
+                sources,
+                rows,
+                name_index,
+                identity,
+                |_, r| r.name_index,
+                unused,
+            )
+        });
+        s.spawn(|_| t.node = column(sources, rows, node, carry_node, node_of, unused));
+        s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
     t
 }
