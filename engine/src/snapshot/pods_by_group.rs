@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::build::GROUP_NAME_ANNOTATION;
@@ -35,8 +36,12 @@ pub fn task_order(a: &Pod, b: &Pod) -> Ordering {
 /// a group or namespace left empty is dropped.
 #[derive(Debug, Clone, Default)]
 pub struct PodsByGroup {
-    namespaces: HashMap<String, HashMap<String, Vec<Arc<Pod>>>>,
+    namespaces: HashMap<String, Groups, FixedState>,
 }
+
+/// One namespace's groups, by PodGroup name (hashed with foldhash: a snapshot looks up every
+/// job's group, 50k short strings).
+type Groups = HashMap<String, Vec<Arc<Pod>>, FixedState>;
 
 impl PodsByGroup {
     /// The index of `pods`, grouped and sorted in parallel.
@@ -137,7 +142,7 @@ impl PodsByGroup {
     fn group_mut(&mut self, pod: &Pod) -> &mut Vec<Arc<Pod>> {
         let namespace = &pod.metadata.namespace;
         if !self.namespaces.contains_key(namespace) {
-            self.namespaces.insert(namespace.clone(), HashMap::new());
+            self.namespaces.insert(namespace.clone(), Groups::default());
         }
         let groups = self.namespaces.get_mut(namespace).expect("inserted above");
         let name = group_name(pod);
