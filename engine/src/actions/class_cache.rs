@@ -10,10 +10,9 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasher, Hash, Hasher};
 
+use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
-
-use fixedbitset::FixedBitSet;
 
 use super::class_carryover::{Carried, CarriedClass, CarriedClasses};
 use super::node_search::allocate_predicate;
@@ -361,7 +360,7 @@ impl Class {
 const PARALLEL_RERANK: usize = 32;
 
 impl ClassCache {
-    /// The classes of a session, with those the last session left (`class_carryover`).
+    /// The classes of a session, with those the sessions before left (`class_carryover`).
     pub fn carried_over(ssn: &Session) -> ClassCache {
         ClassCache {
             carried: Carried::take(&ssn.state),
