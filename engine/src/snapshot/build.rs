@@ -662,6 +662,42 @@ impl<'a> SnapshotBuilder<'a> {
 
 /// The one sub-job of a job without a sub-group policy: the job's UID as its own and as its
 /// group's, and every task of the job.
+/// The sub-jobs when no job has a policy (nearly always): one default sub-job per job with
+/// tasks, in job order, built column by column on the pool.
+fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
+    let with_tasks: Vec<usize> = (0..jobs.len())
+        .filter(|&j| !jobs.tasks[j].is_empty())
+        .collect();
+    let uid: Vec<String> = with_tasks
+        .par_iter()
+        .map(|&j| jobs.uid[j].clone())
+        .collect();
+    let sub_jobs = SubJobTable {
+        gid: uid.clone(),
+        uid,
+        job: with_tasks.iter().map(|&j| JobId(j as u32)).collect(),
+        min_available: with_tasks.iter().map(|&j| jobs.min_available[j]).collect(),
+        match_index: vec![0; with_tasks.len()],
+        network_topology: with_tasks
+            .par_iter()
+            .map(|&j| jobs.network_topology[j].clone())
+            .collect(),
+        tasks: with_tasks
+            .par_iter()
+            .map(|&j| jobs.tasks[j].clone())
+            .collect(),
+        is_default: vec![true; with_tasks.len()],
+    };
+    for (s, (&j, ts)) in with_tasks.iter().zip(&sub_jobs.tasks).enumerate() {
+        let id = SubJobId(s as u32);
+        for t in ts {
+            tasks.sub_job[t.idx()] = Some(id);
+        }
+        jobs.sub_jobs[j] = vec![id];
+    }
+    sub_jobs
+}
+
 struct DefaultSubJob {
     uid: String,
     gid: String,
@@ -671,6 +707,9 @@ struct DefaultSubJob {
 
 /// Sub-jobs: a job's tasks split by its PodGroup's `subGroupPolicy` (or one default sub-job).
 fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
+    if !jobs.has_sub_group_policy.iter().any(|&p| p) {
+        return default_sub_jobs(jobs, tasks);
+    }
     // Without a policy (nearly every job) every task goes to the default sub-job, none without
     // tasks; those rows are copied out on the pool, then numbered in job order.
     let defaults: Vec<Option<DefaultSubJob>> = (0..jobs.len())
