@@ -137,7 +137,8 @@ impl Session {
         // Built only when a message needs it: most jobs at close are running fine.
         let fit_cell = std::cell::OnceCell::new();
         let fit = || fit_cell.get_or_init(|| self.state.job_fit_error(j)).clone();
-        let pg_object = EventObject::PodGroup {
+        // Built only for an event: most jobs at close have none.
+        let pg_object = || EventObject::PodGroup {
             namespace: ns.clone(),
             name: name.clone(),
         };
@@ -145,7 +146,7 @@ impl Session {
         if matches!(status.phase.as_str(), "Unknown" | "Pending" | "Inqueue") {
             let pending = self.state.job_status_count(j, TaskStatus::Pending);
             event = Some(Event {
-                object: pg_object,
+                object: pg_object(),
                 type_: "Warning",
                 reason: "Unschedulable".into(),
                 message: format!(
@@ -156,7 +157,7 @@ impl Session {
             });
         } else if changed {
             event = Some(Event {
-                object: pg_object,
+                object: pg_object(),
                 type_: "Normal",
                 reason: "Scheduled".into(),
                 message: "pod group is ready".into(),
