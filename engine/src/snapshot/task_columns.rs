@@ -81,22 +81,19 @@ enum EarlierColumn<'e, T> {
 }
 
 /// For each new job, the first row of its tasks in the earlier snapshot, when the job was there
-/// with the very same pod versions in the same order (so its rows are the same). Both job
-/// tables are sorted by UID, so one walk pairs them.
+/// with the very same pod versions in the same order (so its rows are the same). The earlier
+/// job table is sorted by UID, so each job finds its earlier self by binary search, on the pool.
 pub(super) fn earlier_starts(
     earlier: &TaskTables,
     uids: &[String],
     members: &[&[Arc<Pod>]],
 ) -> Vec<Option<usize>> {
     let (jobs, tasks) = (&earlier.jobs, &earlier.tasks);
-    let mut e = 0;
-    uids.iter()
+    uids.par_iter()
         .zip(members)
         .map(|(uid, pods)| {
-            while e < jobs.len() && jobs.uid[e] < *uid {
-                e += 1;
-            }
-            if e == jobs.len() || jobs.uid[e] != *uid || jobs.tasks[e].len() != pods.len() {
+            let e = jobs.uid.binary_search(uid).ok()?;
+            if jobs.tasks[e].len() != pods.len() {
                 return None;
             }
             let start = jobs.tasks[e].first()?.idx();
