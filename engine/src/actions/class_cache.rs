@@ -8,7 +8,6 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasher, Hash, Hasher};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
@@ -16,79 +15,14 @@ use rayon::prelude::*;
 
 use super::class_carryover::{Carried, CarriedClass, CarriedClasses};
 use super::node_search::allocate_predicate;
-use crate::api::{Container, NodeAffinity, Pod};
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
-use crate::model::{Dim, DimDefault, NodeId, Resource, TaskId};
+use crate::model::{DimDefault, NodeId, TaskId};
+use crate::snapshot::TaskSignature;
 
-/// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
-/// node selector, node affinity, tolerations, host ports and images. Read in place from the
-/// task's pod, so looking a class up allocates nothing (a contended cycle asks for 100k tasks).
-pub(super) struct Signature<'a> {
-    pod: &'a Pod,
-    request: &'a Resource,
-}
-
-impl<'a> Signature<'a> {
-    /// The signature of a task with this pod and request.
-    pub fn new(pod: &'a Pod, request: &'a Resource) -> Signature<'a> {
-        Signature { pod, request }
-    }
-
-    fn of(ssn: &'a Session, t: TaskId) -> Signature<'a> {
-        let tasks = &ssn.state.snap.tasks;
-        Signature::new(&tasks.pod[t.idx()], &tasks.resreq[t.idx()])
-    }
-
-    /// The request's values bit for bit: cpu, memory, then each scalar with its dimension.
-    fn request(&self) -> impl Iterator<Item = (Option<Dim>, u64)> + '_ {
-        let r = self.request;
-        [(None, r.milli_cpu.to_bits()), (None, r.memory.to_bits())]
-            .into_iter()
-            .chain(r.scalars().map(|(d, v)| (Some(d), v.to_bits())))
-    }
-
-    fn node_affinity(&self) -> Option<&'a NodeAffinity> {
-        self.pod.spec.affinity.as_ref()?.node_affinity.as_ref()
-    }
-
-    fn containers(&self) -> impl Iterator<Item = &'a Container> + Clone {
-        let spec = &self.pod.spec;
-        spec.containers.iter().chain(&spec.init_containers)
-    }
-
-    fn host_ports(&self) -> impl Iterator<Item = (i32, &'a str, &'a str)> {
-        self.containers()
-            .flat_map(|c| &c.ports)
-            .filter(|p| p.host_port > 0)
-            .map(|p| (p.host_port, p.host_ip.as_str(), p.protocol.as_str()))
-    }
-
-    fn images(&self) -> impl Iterator<Item = &'a str> {
-        self.containers().map(|c| c.image.as_str())
-    }
-
-    fn hash(&self) -> u64 {
-        let mut h = FixedState::default().build_hasher();
-        self.request().for_each(|r| r.hash(&mut h));
-        self.pod.spec.node_selector.hash(&mut h);
-        self.node_affinity().hash(&mut h);
-        self.pod.spec.tolerations.hash(&mut h);
-        self.host_ports().for_each(|p| p.hash(&mut h));
-        self.images().for_each(|i| i.hash(&mut h));
-        h.finish()
-    }
-}
-
-impl PartialEq for Signature<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (&self.pod.spec, &other.pod.spec);
-        self.request().eq(other.request())
-            && a.node_selector == b.node_selector
-            && self.node_affinity() == other.node_affinity()
-            && a.tolerations == b.tolerations
-            && self.host_ports().eq(other.host_ports())
-            && self.images().eq(other.images())
-    }
+/// Task `t`'s scheduling signature.
+fn signature(ssn: &Session, t: TaskId) -> TaskSignature<'_> {
+    let tasks = &ssn.state.snap.tasks;
+    TaskSignature::new(&tasks.pod[t.idx()], &tasks.resreq[t.idx()])
 }
 
 /// A node's standing for one class.
@@ -399,10 +333,10 @@ impl ClassCache {
             && ssn.state.options.node_sampling.is_none()
             && ssn.node_local(t);
         let class = eligible.then(|| {
-            let sig = Signature::of(ssn, t);
-            let hash = sig.hash();
+            let sig = signature(ssn, t);
+            let hash = ssn.state.snap.tasks.signature[t.idx()];
             let same = self.by_signature.entry(hash).or_default();
-            if let Some(&(_, id)) = same.iter().find(|(f, _)| Signature::of(ssn, *f) == sig) {
+            if let Some(&(_, id)) = same.iter().find(|(f, _)| signature(ssn, *f) == sig) {
                 id
             } else {
                 let id = self.classes.len();

@@ -18,11 +18,12 @@ use std::sync::Arc;
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 
-use super::class_cache::{Class, Signature};
+use super::class_cache::Class;
 use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::framework::{ClosedSession, SessionState};
 use crate::model::Resource;
+use crate::snapshot::TaskSignature;
 
 /// Classes left by allocate in the session on snapshot `serial`.
 struct LeftClasses {
@@ -94,11 +95,11 @@ impl Carried {
 
     /// The carried class of signature `sig` (hashed to `hash`), taken out, with the nodes whose
     /// ranks may be out of date.
-    pub fn class(&mut self, hash: u64, sig: &Signature) -> Option<(Class, FixedBitSet)> {
+    pub fn class(&mut self, hash: u64, sig: &TaskSignature) -> Option<(Class, FixedBitSet)> {
         let same = self.classes.get_mut(&hash)?;
         let i = same
             .iter()
-            .position(|c| Signature::new(&c.founder, &c.request) == *sig)?;
+            .position(|c| TaskSignature::new(&c.founder, &c.request) == *sig)?;
         let c = same.swap_remove(i);
         Some((c.class, c.stale))
     }

@@ -233,6 +233,7 @@ pub(super) fn task_columns(
     let status = earlier!(status);
     let created = earlier!(created);
     let name_index = earlier!(name_index);
+    let signature = earlier!(signature);
     let node = earlier!(node);
     let pod = earlier!(pod);
     rayon::scope(|s| {
@@ -296,6 +297,16 @@ pub(super) fn task_columns(
                 name_index,
                 identity,
                 |_, r| r.name_index,
+                unused,
+            )
+        });
+        s.spawn(|_| {
+            t.signature = column(
+                sources,
+                rows,
+                signature,
+                identity,
+                |_, r| r.signature,
                 unused,
             )
         });

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::TaskSignature;
 use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
 use crate::api::{Pod, Time};
 use crate::model::{Resource, TaskStatus};
@@ -26,6 +27,8 @@ pub(super) struct TaskRow {
     pub status: TaskStatus,
     pub created: Time,
     pub name_index: Option<i64>,
+    /// The hash of the task's scheduling signature (`TaskSignature`).
+    pub signature: u64,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -124,12 +127,14 @@ impl TaskRow {
             .or_else(|| m.labels.get(PREEMPTABLE_KEY))
             .map(|v| parse_go_bool(v).unwrap_or(false))
             .unwrap_or(true);
+        let resreq = pod_request(p);
         TaskRow {
             uid: uid.into(),
             name: m.name.as_str().into(),
             namespace: namespace_text(&m.namespace),
             role: shared_text(role),
-            resreq: pod_request(p),
+            signature: TaskSignature::new(p, &resreq).hash(),
+            resreq,
             priority,
             preemptable,
             sch_gated: !p.spec.scheduling_gates.is_empty(),
@@ -147,6 +152,16 @@ impl TaskRow {
 #[cfg(test)]
 mod tests {
     use super::name_index;
+
+    #[test]
+    fn a_row_carries_its_pods_signature_hash() {
+        let pod: crate::api::Pod = crate::harness::Harness::parse(
+            "spec: {nodeSelector: {zone: a}, containers: [{resources: {requests: {cpu: '1'}}}]}",
+        );
+        let row = super::TaskRow::of(&pod);
+        let sig = super::TaskSignature::new(&pod, &row.resreq);
+        assert_eq!(row.signature, sig.hash());
+    }
 
     #[test]
     fn name_index_needs_three_components() {

@@ -31,6 +31,9 @@ pub struct TaskTable {
     /// The index at the end of the pod's name (`<job>-<role>-<index>`), the first key of
     /// Volcano's default task order, parsed once per pod version instead of per comparison.
     pub name_index: Vec<Option<i64>>,
+    /// The hash of the task's scheduling signature (`TaskSignature`), derived with its row so
+    /// allocate's loop looks a class up without hashing the pod.
+    pub signature: Vec<u64>,
     pub pod: Vec<Arc<Pod>>,
 }
 
