@@ -221,12 +221,15 @@ pub(super) fn task_columns(
     };
     let rows = Rows::of(sources);
     let mut t = TaskTable::default();
+    let best_effort = earlier!(best_effort);
+    let node = earlier!(node);
+    let pod = earlier!(pod);
+    // The columns whose rows hold the very value.
     let uid = earlier!(uid);
     let name = earlier!(name);
     let namespace = earlier!(namespace);
     let role = earlier!(role);
     let resreq = earlier!(resreq);
-    let best_effort = earlier!(best_effort);
     let priority = earlier!(priority);
     let preemptable = earlier!(preemptable);
     let sch_gated = earlier!(sch_gated);
@@ -234,81 +237,33 @@ pub(super) fn task_columns(
     let created = earlier!(created);
     let name_index = earlier!(name_index);
     let signature = earlier!(signature);
-    let node = earlier!(node);
-    let pod = earlier!(pod);
     rayon::scope(|s| {
         let t = &mut t;
-        s.spawn(|_| t.uid = column(sources, rows, uid, identity, |_, r| r.uid.clone(), unused));
-        s.spawn(|_| t.name = column(sources, rows, name, identity, |_, r| r.name.clone(), unused));
-        s.spawn(|_| {
-            t.namespace = column(
-                sources,
-                rows,
-                namespace,
-                identity,
-                |_, r| r.namespace.clone(),
-                unused,
-            )
-        });
-        s.spawn(|_| t.role = column(sources, rows, role, identity, |_, r| r.role.clone(), unused));
-        s.spawn(|_| {
-            t.resreq = column(
-                sources,
-                rows,
-                resreq,
-                identity,
-                |_, r| r.resreq.clone(),
-                unused,
-            )
-        });
+        macro_rules! from_row {
+            ($($field:ident),*) => {$(
+                s.spawn(|_| {
+                    let value = |_: &Arc<Pod>, r: &TaskRow| Clone::clone(&r.$field);
+                    t.$field = column(sources, rows, $field, identity, value, unused)
+                });
+            )*};
+        }
+        from_row!(
+            uid,
+            name,
+            namespace,
+            role,
+            resreq,
+            priority,
+            preemptable,
+            sch_gated,
+            status,
+            created,
+            name_index,
+            signature
+        );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
             t.best_effort = column(sources, rows, best_effort, identity, empty, unused)
-        });
-        s.spawn(|_| {
-            t.priority = column(sources, rows, priority, identity, |_, r| r.priority, unused)
-        });
-        s.spawn(|_| {
-            t.preemptable = column(
-                sources,
-                rows,
-                preemptable,
-                identity,
-                |_, r| r.preemptable,
-                unused,
-            )
-        });
-        s.spawn(|_| {
-            t.sch_gated = column(
-                sources,
-                rows,
-                sch_gated,
-                identity,
-                |_, r| r.sch_gated,
-                unused,
-            )
-        });
-        s.spawn(|_| t.status = column(sources, rows, status, identity, |_, r| r.status, unused));
-        s.spawn(|_| t.created = column(sources, rows, created, identity, |_, r| r.created, unused));
-        s.spawn(|_| {
-            t.name_index = column(
-                sources,
-                rows,
-                name_index,
-                identity,
-                |_, r| r.name_index,
-                unused,
-            )
-        });
-        s.spawn(|_| {
-            t.signature = column(
-                sources,
-                rows,
-                signature,
-                identity,
-                |_, r| r.signature,
-                unused,
-            )
         });
         s.spawn(|_| t.node = column(sources, rows, node, carry_node, node_of, unused));
         s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
