@@ -13,7 +13,7 @@ use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
-use super::class_carryover::{Carried, CarriedClass, CarriedClasses};
+use super::class_carryover::{Carried, CarriedClass, CarriedClasses, mostly_stale};
 use super::node_search::allocate_predicate;
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
 use crate::model::{DimDefault, NodeId, TaskId};
@@ -237,7 +237,7 @@ impl Class {
         for n in &ssn.state.node_changes {
             dirty.insert(n.idx());
         }
-        if dirty.count_ones(..) * 2 > dirty.len() {
+        if mostly_stale(&dirty) {
             return None;
         }
         let statics = ssn.static_feasible(t);

@@ -56,21 +56,21 @@ impl Carried {
     pub fn take(ssn: &SessionState) -> Option<Carried> {
         let carryover = &ssn.options.carryover;
         let left = carryover.take::<LeftClasses>()?;
+        let nodes = ssn.snap.nodes.len();
         let closed = carryover
             .get::<ClosedSession>()
-            .filter(|c| c.serial == left.serial);
-        let since = ssn.snap.changed_since.as_ref();
-        let follows = since.is_some_and(|c| c.since == left.serial);
+            .filter(|c| c.serial == left.serial && c.changed.len() == nodes);
+        let since = ssn
+            .snap
+            .changed_since
+            .as_ref()
+            .filter(|c| c.since == left.serial);
         let same_config = Arc::ptr_eq(&left.config, &ssn.config) || *left.config == *ssn.config;
-        let (Some(closed), Some(since), true, true) = (closed, since, follows, same_config) else {
+        let (Some(closed), Some(since), true) = (closed, since, same_config) else {
             free(left.classes);
             return None;
         };
         let mut changed = closed.changed;
-        if changed.len() != ssn.snap.nodes.len() {
-            free(left.classes);
-            return None;
-        }
         for n in &since.nodes {
             changed.insert(n.idx());
         }
@@ -82,7 +82,7 @@ impl Carried {
             }
             let (fresh, old) = std::mem::take(same)
                 .into_iter()
-                .partition(|c| c.stale.count_ones(..) * 2 <= c.stale.len());
+                .partition(|c| !mostly_stale(&c.stale));
             *same = fresh;
             outdated.extend(old);
         }
@@ -120,6 +120,12 @@ impl Carried {
             classes,
         });
     }
+}
+
+/// True when more than half the nodes are stale: ranking them all afresh then costs less than
+/// bringing a carried class up to date.
+pub(super) fn mostly_stale(stale: &FixedBitSet) -> bool {
+    stale.count_ones(..) * 2 > stale.len()
 }
 
 /// Frees classes on the thread pool: each holds a rank per node.
