@@ -34,7 +34,7 @@ pub fn execute(ssn: &mut Session) {
         };
         if snap.jobs.min_resources[j.idx()].is_none() || ssn.job_enqueueable(j) {
             ssn.job_enqueued(j);
-            ssn.state.job_phase[j.idx()] = "Inqueue".to_string();
+            ssn.state.set_job_phase(j, "Inqueue");
         }
         queues.push(q, |l, r| ssn.queue_order_less(l, r));
     }

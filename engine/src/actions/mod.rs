@@ -140,7 +140,7 @@ mod tests {
             .unwrap();
         let j = ssn.state.snap.job_id("ns/pg").unwrap();
         super::run(&mut ssn, "enqueue");
-        assert_eq!(ssn.state.job_phase[j.idx()], "Inqueue");
+        assert_eq!(ssn.state.job_phase(j), "Inqueue");
         super::run(&mut ssn, "allocate");
         assert_eq!(ssn.binds.len(), 1);
     }

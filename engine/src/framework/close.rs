@@ -57,9 +57,11 @@ impl Session {
             .collect();
         // Jobs are independent here and a contended cycle leaves 100k pending tasks, each with
         // a formatted reason, so they are worked out on the pool and gathered in job order.
-        let jobs: Vec<JobClose> = (0..snap.jobs.len() as u32)
+        let conditions = self.state.take_job_conditions();
+        let jobs: Vec<JobClose> = conditions
             .into_par_iter()
-            .map(|j| self.close_job(JobId(j)))
+            .enumerate()
+            .map(|(j, conditions)| self.close_job(JobId(j as u32), conditions))
             .collect();
         d.pod_conditions
             .reserve(jobs.iter().map(|j| j.pod_conditions.len()).sum());
@@ -80,11 +82,11 @@ impl Session {
         d
     }
 
-    /// The PodGroup phase Volcano's job updater computes.
-    pub fn pod_group_status(&self, j: JobId) -> PodGroupStatus {
+    /// The PodGroup status Volcano's job updater computes, with the job's `conditions`.
+    fn pod_group_status(&self, j: JobId, conditions: Vec<PodGroupCondition>) -> PodGroupStatus {
         let st = &self.state;
         let uid = &st.options.uid;
-        let unschedulable = st.job_conditions[j.idx()]
+        let unschedulable = conditions
             .iter()
             .any(|c| c.type_ == "Unschedulable" && c.status == "True" && &c.transition_id == uid);
         let running = st.job_status_count(j, TaskStatus::Running);
@@ -107,7 +109,7 @@ impl Session {
                 } else {
                     "Running".to_string()
                 }
-            } else if st.job_phase[j.idx()] != "Inqueue" {
+            } else if st.job_phase(j) != "Inqueue" {
                 "Pending".to_string()
             } else {
                 "Inqueue".to_string()
@@ -115,17 +117,18 @@ impl Session {
         };
         PodGroupStatus {
             phase,
-            conditions: st.job_conditions[j.idx()].clone(),
+            conditions,
             running: running as i32,
             failed: st.job_status_count(j, TaskStatus::Failed) as i32,
             succeeded: st.job_status_count(j, TaskStatus::Succeeded) as i32,
         }
     }
 
-    /// The job status updater for one job: its event, its tasks' conditions, its PodGroup.
-    fn close_job(&self, j: JobId) -> JobClose {
+    /// The job status updater for one job: its event, its tasks' conditions, its PodGroup with
+    /// the job's `conditions`.
+    fn close_job(&self, j: JobId, conditions: Vec<PodGroupCondition>) -> JobClose {
         let snap = &self.state.snap;
-        let status = self.pod_group_status(j);
+        let status = self.pod_group_status(j, conditions);
         let old = &snap.jobs.podgroup[j.idx()].status;
         let changed = status.phase != old.phase
             || status.running != old.running

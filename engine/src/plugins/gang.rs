@@ -36,14 +36,6 @@ fn gang_victims(ssn: &SessionState, candidates: &[TaskId]) -> Vec<TaskId> {
     victims
 }
 
-/// `UpdatePodGroupCondition`: replace the condition of the same type, or append.
-fn set_condition(conds: &mut Vec<PodGroupCondition>, c: PodGroupCondition) {
-    match conds.iter_mut().find(|x| x.type_ == c.type_) {
-        Some(x) => *x = c,
-        None => conds.push(c),
-    }
-}
-
 impl Plugin for Gang {
     fn name(&self) -> &str {
         "gang"
@@ -148,13 +140,16 @@ impl Plugin for Gang {
         // Each job's condition reads only the session; they are worked out on the pool (a
         // contended cycle leaves tens of thousands of jobs with a message to format) and set in
         // job order.
-        let conditions: Vec<Option<PodGroupCondition>> = (0..ssn.snap.jobs.len() as u32)
+        let conditions: Vec<Option<Vec<PodGroupCondition>>> = (0..ssn.snap.jobs.len() as u32)
             .into_par_iter()
-            .map(|j| job_condition(ssn, JobId(j)))
+            .map(|j| {
+                let j = JobId(j);
+                job_condition(ssn, j).map(|c| ssn.job_conditions_with(j, c))
+            })
             .collect();
-        for (j, cond) in conditions.into_iter().enumerate() {
-            if let Some(cond) = cond {
-                set_condition(&mut ssn.job_conditions[j], cond);
+        for (j, conditions) in conditions.into_iter().enumerate() {
+            if let Some(conditions) = conditions {
+                ssn.set_job_conditions(JobId(j as u32), conditions);
             }
         }
     }

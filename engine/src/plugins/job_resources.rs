@@ -103,7 +103,7 @@ pub(crate) fn elastic(ssn: &SessionState, j: JobId) -> Resource {
 pub(crate) fn reserved_at_open(ssn: &SessionState, j: JobId) -> Option<Resource> {
     min_resources(ssn, j)?;
     let pg = &ssn.snap.jobs.podgroup[j.idx()];
-    let admitted = match ssn.job_phase[j.idx()].as_str() {
+    let admitted = match ssn.job_phase(j) {
         "Inqueue" => true,
         "Running" => allocated_task_count(ssn, j) as i64 >= i64::from(pg.spec.min_member),
         _ => false,

@@ -34,7 +34,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
 /// pods), a Running one what it still lacks of it once its allocated tasks reach `minMember`.
 fn reserved_at_open(ssn: &SessionState, j: JobId) -> Option<Resource> {
     let min = job_resources::min_resources(ssn, j)?;
-    if ssn.job_phase[j.idx()] == "Inqueue" {
+    if ssn.job_phase(j) == "Inqueue" {
         return Some(job_resources::deduct_sch_gated(ssn, j, min));
     }
     job_resources::reserved_at_open(ssn, j)

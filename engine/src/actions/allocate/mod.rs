@@ -48,7 +48,7 @@ pub fn execute(ssn: &mut Session) {
             if enqueue_configured {
                 continue;
             }
-            ssn.state.job_phase[j.idx()] = "Inqueue".to_string();
+            ssn.state.set_job_phase(j, "Inqueue");
         }
         if let Some(invalid) = ssn.job_valid(j) {
             ssn.state.job_fit_message[j.idx()] = invalid.message;
