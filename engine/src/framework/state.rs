@@ -414,7 +414,10 @@ impl SessionState {
 
     /// Job `j`'s PodGroup phase as this session leaves it.
     pub fn job_phase(&self, j: JobId) -> &str {
-        self.job_phase[j.idx()].unwrap_or(&self.snap.jobs.podgroup[j.idx()].status.phase)
+        let jobs = &self.snap.jobs;
+        self.job_phase[j.idx()]
+            .or(jobs.phase[j.idx()])
+            .unwrap_or(&jobs.podgroup[j.idx()].status.phase)
     }
 
     pub fn set_job_phase(&mut self, j: JobId, phase: &'static str) {

@@ -12,7 +12,7 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
-use super::jobs::{NetworkTopology, TopologyMode};
+use super::jobs::{NetworkTopology, TopologyMode, known_phase};
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
 use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
@@ -421,6 +421,10 @@ impl<'a> SnapshotBuilder<'a> {
             .map(|(_, pg, _)| pg.metadata.creation_timestamp.unwrap_or_default())
             .collect();
         j.podgroup = pgs.par_iter().map(|(_, pg, _)| Arc::clone(pg)).collect();
+        j.phase = pgs
+            .par_iter()
+            .map(|(_, pg, _)| known_phase(&pg.status.phase))
+            .collect();
         j.tasks = vec![Vec::new(); pgs.len()];
         j.network_topology = pgs
             .par_iter()

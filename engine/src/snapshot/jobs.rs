@@ -39,6 +39,9 @@ pub struct JobTable {
     pub preemptable: Vec<bool>,
     pub created: Vec<Time>,
     pub podgroup: Vec<Arc<PodGroup>>,
+    /// The PodGroup's `status.phase` when it is one Volcano names (`known_phase`), so the many
+    /// reads of a cycle find it in the table; `None` for any other text, read from the PodGroup.
+    pub phase: Vec<Option<&'static str>>,
     /// Tasks of the job, in table order.
     pub tasks: Vec<Vec<TaskId>>,
     pub network_topology: Vec<Option<NetworkTopology>>,
@@ -48,6 +51,13 @@ pub struct JobTable {
     pub sub_jobs: Vec<Vec<SubJobId>>,
     /// `minSubGroups` per policy group id (`<job>/<policy>`).
     pub min_sub_jobs: Vec<BTreeMap<String, i32>>,
+}
+
+/// `phase` as a static string when it is a PodGroup phase Volcano names, or empty.
+pub fn known_phase(phase: &str) -> Option<&'static str> {
+    ["", "Pending", "Inqueue", "Running", "Unknown", "Completed"]
+        .into_iter()
+        .find(|&known| known == phase)
 }
 
 impl JobTable {
@@ -114,5 +124,19 @@ impl SubJobTable {
     /// True when there are no sub-jobs.
     pub fn is_empty(&self) -> bool {
         self.uid.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_phase;
+
+    #[test]
+    fn volcanos_phases_are_known_and_any_other_text_is_read_from_the_pod_group() {
+        for phase in ["", "Pending", "Inqueue", "Running", "Unknown", "Completed"] {
+            assert_eq!(known_phase(phase), Some(phase));
+        }
+        assert_eq!(known_phase("running"), None);
+        assert_eq!(known_phase("Custom"), None);
     }
 }
