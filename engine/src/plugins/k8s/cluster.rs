@@ -16,7 +16,7 @@ use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 
 use super::pod_info::PodInfo;
-use super::requests::PodResource;
+use super::requests::{NamedAmounts, PodResource};
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
@@ -228,7 +228,7 @@ impl ClusterView {
 pub struct NodeRequested {
     /// Real requests by resource name: a short list (a node's pods ask for two or three
     /// resources), cheaper to build for 50k nodes each session than a map.
-    requested: Vec<(&'static str, i64)>,
+    requested: NamedAmounts,
     pub non0_cpu: i64,
     pub non0_mem: i64,
 }
