@@ -17,13 +17,7 @@ use super::class_carryover::{Carried, CarriedClass, CarriedClasses, mostly_stale
 use super::node_search::allocate_predicate;
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
 use crate::model::{DimDefault, NodeId, TaskId};
-use crate::snapshot::TaskSignature;
-
-/// Task `t`'s scheduling signature.
-fn signature(ssn: &Session, t: TaskId) -> TaskSignature<'_> {
-    let tasks = &ssn.state.snap.tasks;
-    TaskSignature::new(&tasks.pod[t.idx()], &tasks.resreq[t.idx()])
-}
+use crate::snapshot::SignatureId;
 
 /// A node's standing for one class.
 #[derive(Debug, Clone)]
@@ -122,9 +116,8 @@ pub(super) struct Class {
 /// The classes of one session.
 #[derive(Default)]
 pub struct ClassCache {
-    /// Classes by their signature's hash: each with the task that founded it, whose signature
-    /// stands for the class's.
-    by_signature: HashMap<u64, Vec<(TaskId, usize)>, FixedState>,
+    /// Classes by their signature.
+    by_signature: HashMap<SignatureId, usize, FixedState>,
     task_class: HashMap<TaskId, Option<usize>, FixedState>,
     classes: Vec<Class>,
     /// The last session's classes, each taken over when its signature first comes up.
@@ -304,21 +297,14 @@ impl ClassCache {
 
     /// Hands the classes over to the next session (refused ones are let go).
     pub fn leave(self, ssn: &Session) {
-        let tasks = &ssn.state.snap.tasks;
         let mut classes: Vec<Option<Class>> = self.classes.into_iter().map(Some).collect();
         let mut carried = CarriedClasses::default();
-        for (hash, founders) in self.by_signature {
-            for (t, id) in founders {
-                let Some(class) = classes[id].take().filter(|c| !c.refused) else {
-                    continue;
-                };
-                carried.entry(hash).or_default().push(CarriedClass {
-                    founder: tasks.pod[t.idx()].clone(),
-                    request: tasks.resreq[t.idx()].clone(),
-                    class,
-                    stale: FixedBitSet::with_capacity(ssn.state.snap.nodes.len()),
-                });
-            }
+        for (signature, id) in self.by_signature {
+            let Some(class) = classes[id].take().filter(|c| !c.refused) else {
+                continue;
+            };
+            let stale = FixedBitSet::with_capacity(ssn.state.snap.nodes.len());
+            carried.insert(signature, CarriedClass { class, stale });
         }
         Carried::leave(&ssn.state, carried, self.carried);
     }
@@ -333,22 +319,19 @@ impl ClassCache {
             && ssn.state.options.node_sampling.is_none()
             && ssn.node_local(t);
         let class = eligible.then(|| {
-            let sig = signature(ssn, t);
-            let hash = ssn.state.snap.tasks.signature[t.idx()];
-            let same = self.by_signature.entry(hash).or_default();
-            if let Some(&(_, id)) = same.iter().find(|(f, _)| signature(ssn, *f) == sig) {
-                id
-            } else {
-                let id = self.classes.len();
-                same.push((t, id));
-                let revived = self.carried.as_mut().and_then(|carried| {
-                    let (class, stale) = carried.class(hash, &sig)?;
-                    class.revived(ssn, t, stale)
-                });
-                self.classes
-                    .push(revived.unwrap_or_else(|| Class::new(ssn, t)));
-                id
+            let signature = ssn.state.snap.tasks.signature[t.idx()];
+            if let Some(&id) = self.by_signature.get(&signature) {
+                return id;
             }
+            let id = self.classes.len();
+            self.by_signature.insert(signature, id);
+            let revived = self.carried.as_mut().and_then(|carried| {
+                let (class, stale) = carried.class(signature)?;
+                class.revived(ssn, t, stale)
+            });
+            self.classes
+                .push(revived.unwrap_or_else(|| Class::new(ssn, t)));
+            id
         });
         self.task_class.insert(t, class);
         class

@@ -19,11 +19,9 @@ use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 
 use super::class_cache::Class;
-use crate::api::Pod;
 use crate::config::SchedulerConfig;
 use crate::framework::{ClosedSession, SessionState};
-use crate::model::Resource;
-use crate::snapshot::TaskSignature;
+use crate::snapshot::SignatureId;
 
 /// Classes left by allocate in the session on snapshot `serial`.
 struct LeftClasses {
@@ -32,13 +30,12 @@ struct LeftClasses {
     classes: CarriedClasses,
 }
 
-/// Carried classes by their signature's hash.
-pub(super) type CarriedClasses = HashMap<u64, Vec<CarriedClass>, FixedState>;
+/// Carried classes by their signature (ids are never reused, so a signature id seen again is
+/// the same signature).
+pub(super) type CarriedClasses = HashMap<SignatureId, CarriedClass, FixedState>;
 
-/// A class with its founder's pod and request, which stand for its signature.
+/// A class carried over.
 pub(super) struct CarriedClass {
-    pub founder: Arc<Pod>,
-    pub request: Resource,
     pub class: Class,
     /// Nodes whose ranks may be out of date: those changed since the session that last used
     /// the class, up to the one that left it.
@@ -75,40 +72,30 @@ impl Carried {
             changed.insert(n.idx());
         }
         let mut classes = left.classes;
-        let mut outdated = Vec::new();
-        for same in classes.values_mut() {
-            for c in same.iter_mut() {
-                c.stale.union_with(&changed);
-            }
-            let (fresh, old) = std::mem::take(same)
-                .into_iter()
-                .partition(|c| !mostly_stale(&c.stale));
-            *same = fresh;
-            outdated.extend(old);
+        for c in classes.values_mut() {
+            c.stale.union_with(&changed);
         }
-        classes.retain(|_, same| !same.is_empty());
+        let (classes, outdated): (CarriedClasses, CarriedClasses) = classes
+            .into_iter()
+            .partition(|(_, c)| !mostly_stale(&c.stale));
         if !outdated.is_empty() {
             rayon::spawn(move || drop(outdated));
         }
         Some(Carried { classes })
     }
 
-    /// The carried class of signature `sig` (hashed to `hash`), taken out, with the nodes whose
-    /// ranks may be out of date.
-    pub fn class(&mut self, hash: u64, sig: &TaskSignature) -> Option<(Class, FixedBitSet)> {
-        let same = self.classes.get_mut(&hash)?;
-        let i = same
-            .iter()
-            .position(|c| TaskSignature::new(&c.founder, &c.request) == *sig)?;
-        let c = same.swap_remove(i);
+    /// The carried class of `signature`, taken out, with the nodes whose ranks may be out of
+    /// date.
+    pub fn class(&mut self, signature: SignatureId) -> Option<(Class, FixedBitSet)> {
+        let c = self.classes.remove(&signature)?;
         Some((c.class, c.stale))
     }
 
     /// Leaves allocate's classes for the next session, with the classes taken over and not
     /// used again (`unused`).
     pub fn leave(ssn: &SessionState, mut classes: CarriedClasses, unused: Option<Carried>) {
-        for (hash, same) in unused.into_iter().flat_map(|u| u.classes) {
-            classes.entry(hash).or_default().extend(same);
+        for (signature, class) in unused.into_iter().flat_map(|u| u.classes) {
+            classes.entry(signature).or_insert(class);
         }
         let carryover = &ssn.options.carryover;
         if let Some(old) = carryover.take::<LeftClasses>() {
@@ -186,7 +173,7 @@ mod tests {
             .open_with(with(&carryover))
             .unwrap();
         let carried = Carried::take(&next.state).expect("the snapshot follows");
-        let classes: Vec<_> = carried.classes.values().flatten().collect();
+        let classes: Vec<_> = carried.classes.values().collect();
         assert_eq!(classes.len(), 1);
         let names = &next.state.snap.nodes.name;
         let stale = classes[0].stale.ones();
@@ -238,35 +225,34 @@ mod tests {
     #[test]
     fn a_class_no_task_asked_for_is_carried_on_with_every_node_changed_since_it_was_used() {
         let carryover = Arc::new(Carryover::default());
-        let first = cluster_asking(CONF, "1").open_with(with(&carryover));
-        let (serial, first_node) = allocate_and_close(first.unwrap());
+        let signature = |ssn: &Session| ssn.state.snap.tasks.signature[0];
+        let first = cluster_asking(CONF, "1")
+            .open_with(with(&carryover))
+            .unwrap();
+        let one_cpu = signature(&first);
+        let (serial, first_node) = allocate_and_close(first);
         let second = cluster_asking(CONF, "2")
             .nodes_changed_since(serial, &["n5"])
-            .open_with(with(&carryover));
-        let (serial, second_node) = allocate_and_close(second.unwrap());
+            .open_with(with(&carryover))
+            .unwrap();
+        let two_cpus = signature(&second);
+        assert_ne!(one_cpu, two_cpus);
+        let (serial, second_node) = allocate_and_close(second);
         let third = cluster_asking(CONF, "1")
             .nodes_changed_since(serial, &[])
             .open_with(with(&carryover))
             .unwrap();
         let carried = Carried::take(&third.state).expect("the snapshot follows");
         let names = &third.state.snap.nodes.name;
-        let mut stale: Vec<(String, Vec<&str>)> = carried
-            .classes
-            .values()
-            .flatten()
-            .map(|c| {
-                let nodes = c.stale.ones().map(|n| names[n].as_str()).collect();
-                (c.request.milli_cpu.to_string(), nodes)
-            })
-            .collect();
-        stale.sort();
+        let stale_of = |id| -> Vec<&str> {
+            let c = &carried.classes[&id];
+            c.stale.ones().map(|n| names[n].as_str()).collect()
+        };
         let mut unused = vec![first_node.as_str(), "n5", second_node.as_str()];
         unused.sort_unstable();
         unused.dedup();
-        let expected = vec![
-            ("1000".to_string(), unused),
-            ("2000".to_string(), vec![second_node.as_str()]),
-        ];
-        assert_eq!(stale, expected);
+        assert_eq!(carried.classes.len(), 2);
+        assert_eq!(stale_of(one_cpu), unused);
+        assert_eq!(stale_of(two_cpus), vec![second_node.as_str()]);
     }
 }

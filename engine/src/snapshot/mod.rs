@@ -35,7 +35,7 @@ pub use node_set::NodeSet;
 pub use nodes::{NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
-pub use signature::TaskSignature;
+pub use signature::{SignatureId, TaskSignature};
 pub use taint_index::TaintIndex;
 pub use task_columns::Released;
 pub use task_row::prepare_task_row;

@@ -1,12 +1,17 @@
 //! A task's scheduling signature. Tasks of one signature rank nodes the same way when every
-//! plugin is node-local for them (`actions::class_cache`). Its hash is derived with the task row,
-//! once per pod version and off allocate's loop (`TaskTable::signature`).
+//! plugin is node-local for them (`actions::class_cache`). Each signature is interned when a task
+//! row is derived, once per pod version and off the cycle: the row holds the interned signature,
+//! and the task table its id (`TaskTable::signature`), so allocate finds a task's class by the id
+//! without reading the task's pod.
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use foldhash::fast::FixedState;
 
-use crate::api::{Container, NodeAffinity, Pod};
+use crate::api::{Affinity, Container, ContainerPort, NodeAffinity, Pod, PodSpec};
 use crate::model::{Dim, Resource};
 
 /// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
@@ -77,6 +82,128 @@ impl PartialEq for TaskSignature<'_> {
     }
 }
 
+/// An interned signature's id: equal ids, equal signatures. Ids are never reused, so an id kept
+/// beyond its entry's life (a carried class, a row of a long-lived pod) can only ever stand for
+/// that one signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SignatureId(pub u64);
+
+/// One signature: a pod with only the fields the signature reads, the request, and when it was
+/// last interned.
+struct Entry {
+    id: SignatureId,
+    pod: Pod,
+    request: Resource,
+    last_used: u64,
+}
+
+/// Signatures by hash, one shard of the interner. A shard keeps at most `SHARD_ENTRIES`; past
+/// that, the half least recently interned go. A signature interned again after its entry went
+/// gets a new id: tasks of one signature may then show two ids, which costs a second class,
+/// never a wrong answer (ids are only ever equal for equal signatures).
+#[derive(Default)]
+struct Shard {
+    by_hash: HashMap<u64, Vec<Entry>, FixedState>,
+    entries: usize,
+    clock: u64,
+}
+
+/// Entries one shard keeps.
+const SHARD_ENTRIES: usize = 1024;
+
+/// Shards, chosen by hash, so rows derived on several threads rarely wait for one another.
+const SHARDS: usize = 16;
+
+static INTERNER: [Mutex<Option<Shard>>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
+
+static LAST_ID: AtomicU64 = AtomicU64::new(0);
+
+impl Shard {
+    fn intern(&mut self, hash: u64, sig: &TaskSignature) -> SignatureId {
+        self.clock += 1;
+        let clock = self.clock;
+        let bucket = self.by_hash.entry(hash).or_default();
+        if let Some(e) = bucket
+            .iter_mut()
+            .find(|e| TaskSignature::new(&e.pod, &e.request) == *sig)
+        {
+            e.last_used = clock;
+            return e.id;
+        }
+        let id = SignatureId(LAST_ID.fetch_add(1, Ordering::Relaxed) + 1);
+        bucket.push(Entry {
+            id,
+            pod: sig.stripped_pod(),
+            request: sig.request.clone(),
+            last_used: clock,
+        });
+        self.entries += 1;
+        if self.entries > SHARD_ENTRIES {
+            self.forget_least_recent_half();
+        }
+        id
+    }
+
+    fn forget_least_recent_half(&mut self) {
+        let mut used: Vec<u64> = self
+            .by_hash
+            .values()
+            .flatten()
+            .map(|e| e.last_used)
+            .collect();
+        let median = *used.select_nth_unstable(self.entries / 2).1;
+        for bucket in self.by_hash.values_mut() {
+            bucket.retain(|e| e.last_used >= median);
+        }
+        self.by_hash.retain(|_, bucket| !bucket.is_empty());
+        self.entries = self.by_hash.values().map(Vec::len).sum();
+    }
+}
+
+/// The id of `sig`: the id every signature equal to it was given, while its entry is kept.
+pub fn intern(sig: &TaskSignature) -> SignatureId {
+    let hash = sig.hash();
+    let shard = &INTERNER[(hash % SHARDS as u64) as usize];
+    let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
+    shard.get_or_insert_default().intern(hash, sig)
+}
+
+impl TaskSignature<'_> {
+    /// A pod holding only what the signature reads.
+    fn stripped_pod(&self) -> Pod {
+        let spec = &self.pod.spec;
+        let container = |c: &Container| Container {
+            image: c.image.clone(),
+            ports: c
+                .ports
+                .iter()
+                .filter(|p| p.host_port > 0)
+                .map(|p| ContainerPort {
+                    host_port: p.host_port,
+                    host_ip: p.host_ip.clone(),
+                    protocol: p.protocol.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        Pod {
+            spec: PodSpec {
+                containers: spec.containers.iter().map(container).collect(),
+                init_containers: spec.init_containers.iter().map(container).collect(),
+                node_selector: spec.node_selector.clone(),
+                affinity: self.node_affinity().map(|na| Affinity {
+                    node_affinity: Some(na.clone()),
+                    ..Default::default()
+                }),
+                tolerations: spec.tolerations.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +238,49 @@ mod tests {
                 assert_ne!(sig.hash(), other_sig.hash(), "case {i}");
             }
         }
+    }
+
+    #[test]
+    fn a_pod_interns_to_its_twins_signature_whatever_fields_it_sets() {
+        let spec = "spec:\n  nodeSelector: {zone: a}\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: k, operator: In, values: [v]}]}]}}}\n  tolerations: [{key: gpu, operator: Exists}]\n  initContainers: [{image: init:1}]\n  containers: [{image: twin-test:1, ports: [{containerPort: 80, hostPort: 8080}], resources: {requests: {cpu: '1'}}}]";
+        let a = pod(&format!("metadata: {{name: a}}\n{spec}"));
+        let b = pod(&format!("metadata: {{name: b}}\n{spec}"));
+        let (ra, rb) = (pod_request(&a), pod_request(&b));
+        let first = intern(&TaskSignature::new(&a, &ra));
+        assert_eq!(intern(&TaskSignature::new(&b, &rb)), first);
+        let other = pod(&format!(
+            "metadata: {{name: c}}\n{}",
+            spec.replace("8080", "8081")
+        ));
+        let other_request = pod_request(&other);
+        assert_ne!(intern(&TaskSignature::new(&other, &other_request)), first);
+    }
+
+    #[test]
+    fn a_full_shard_forgets_its_least_recently_interned_half_and_never_reuses_an_id() {
+        let mut shard = super::Shard::default();
+        let pods: Vec<Pod> = (0..=super::SHARD_ENTRIES)
+            .map(|i| {
+                pod(&format!(
+                    "spec: {{containers: [{{image: 'shard-test:{i}'}}]}}"
+                ))
+            })
+            .collect();
+        let request = Resource::empty();
+        let id = |shard: &mut super::Shard, p: &Pod| {
+            let sig = TaskSignature::new(p, &request);
+            shard.intern(sig.hash(), &sig)
+        };
+        let first = id(&mut shard, &pods[0]);
+        let ids: Vec<SignatureId> = pods[1..].iter().map(|p| id(&mut shard, p)).collect();
+        assert!(shard.entries <= super::SHARD_ENTRIES / 2 + 1);
+        assert_eq!(
+            id(&mut shard, &pods[super::SHARD_ENTRIES]),
+            ids[ids.len() - 1],
+            "kept"
+        );
+        let again = id(&mut shard, &pods[0]);
+        assert_ne!(again, first, "forgotten, then a new id");
+        assert!(!ids.contains(&again));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::TaskSignature;
 use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
+use super::signature::{self, SignatureId};
 use crate::api::{Pod, Time};
 use crate::model::{Resource, TaskStatus};
 
@@ -27,8 +28,8 @@ pub(super) struct TaskRow {
     pub status: TaskStatus,
     pub created: Time,
     pub name_index: Option<i64>,
-    /// The hash of the task's scheduling signature (`TaskSignature`).
-    pub signature: u64,
+    /// The task's interned scheduling signature.
+    pub signature: SignatureId,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -133,7 +134,7 @@ impl TaskRow {
             name: m.name.as_str().into(),
             namespace: namespace_text(&m.namespace),
             role: shared_text(role),
-            signature: TaskSignature::new(p, &resreq).hash(),
+            signature: signature::intern(&TaskSignature::new(p, &resreq)),
             resreq,
             priority,
             preemptable,
@@ -154,13 +155,18 @@ mod tests {
     use super::name_index;
 
     #[test]
-    fn a_row_carries_its_pods_signature_hash() {
-        let pod: crate::api::Pod = crate::harness::Harness::parse(
-            "spec: {nodeSelector: {zone: a}, containers: [{resources: {requests: {cpu: '1'}}}]}",
+    fn rows_of_pods_with_equal_signatures_have_one_signature_id() {
+        let parse = |yaml: &str| -> crate::api::Pod { crate::harness::Harness::parse(yaml) };
+        let spec =
+            "spec: {nodeSelector: {zone: a}, containers: [{resources: {requests: {cpu: '1'}}}]}";
+        let (a, b) = (
+            parse(spec),
+            parse(&format!("metadata: {{name: b}}\n{spec}")),
         );
-        let row = super::TaskRow::of(&pod);
-        let sig = super::TaskSignature::new(&pod, &row.resreq);
-        assert_eq!(row.signature, sig.hash());
+        let other = parse(&spec.replace("zone: a", "zone: b"));
+        let (row_a, row_b) = (super::TaskRow::of(&a), super::TaskRow::of(&b));
+        assert_eq!(row_a.signature, row_b.signature);
+        assert_ne!(super::TaskRow::of(&other).signature, row_a.signature);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::SignatureId;
 use crate::api::{Pod, Time};
 use crate::model::{JobId, NodeId, Resource, SubJobId, TaskId, TaskStatus};
 
@@ -31,9 +32,9 @@ pub struct TaskTable {
     /// The index at the end of the pod's name (`<job>-<role>-<index>`), the first key of
     /// Volcano's default task order, parsed once per pod version instead of per comparison.
     pub name_index: Vec<Option<i64>>,
-    /// The hash of the task's scheduling signature (`TaskSignature`), derived with its row so
-    /// allocate's loop looks a class up without hashing the pod.
-    pub signature: Vec<u64>,
+    /// The task's interned scheduling signature (`TaskSignature`), from its row, so allocate
+    /// finds a task's class without reading its pod.
+    pub signature: Vec<SignatureId>,
     pub pod: Vec<Arc<Pod>>,
 }
 
