@@ -113,12 +113,18 @@ pub(super) struct Class {
     failures: NodeFailures,
 }
 
+/// `ClassCache::task_class` of a task not looked up yet.
+const UNSEEN: u32 = u32::MAX;
+/// `ClassCache::task_class` of a task that takes the plain path.
+const PLAIN: u32 = u32::MAX - 1;
+
 /// The classes of one session.
-#[derive(Default)]
 pub struct ClassCache {
     /// Classes by their signature.
     by_signature: HashMap<SignatureId, usize, FixedState>,
-    task_class: HashMap<TaskId, Option<usize>, FixedState>,
+    /// Each task's class once looked up (`UNSEEN`, `PLAIN`, or the class's index): a column,
+    /// not a map, as a contended allocate looks up 130k tasks.
+    task_class: Vec<u32>,
     classes: Vec<Class>,
     /// The last session's classes, each taken over when its signature first comes up.
     carried: Option<Carried>,
@@ -290,8 +296,10 @@ impl ClassCache {
     /// The classes of a session, with those the sessions before left (`class_carryover`).
     pub fn carried_over(ssn: &Session) -> ClassCache {
         ClassCache {
+            by_signature: HashMap::default(),
+            task_class: vec![UNSEEN; ssn.state.snap.tasks.len()],
+            classes: Vec::new(),
             carried: Carried::take(&ssn.state),
-            ..Default::default()
         }
     }
 
@@ -312,8 +320,10 @@ impl ClassCache {
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
     /// sampling on, or a plugin that is not node-local for it).
     fn class_of(&mut self, ssn: &Session, t: TaskId) -> Option<usize> {
-        if let Some(c) = self.task_class.get(&t) {
-            return *c;
+        match self.task_class[t.idx()] {
+            UNSEEN => {}
+            PLAIN => return None,
+            c => return Some(c as usize),
         }
         let eligible = !ssn.state.options.disable_class_caches
             && ssn.state.options.node_sampling.is_none()
@@ -333,7 +343,7 @@ impl ClassCache {
                 .push(revived.unwrap_or_else(|| Class::new(ssn, t)));
             id
         });
-        self.task_class.insert(t, class);
+        self.task_class[t.idx()] = class.map_or(PLAIN, |c| c as u32);
         class
     }
 
