@@ -415,9 +415,11 @@ impl SessionState {
     /// Job `j`'s PodGroup phase as this session leaves it.
     pub fn job_phase(&self, j: JobId) -> &str {
         let jobs = &self.snap.jobs;
+        // The PodGroup is read only for a phase the table does not name: reading its string for
+        // every job, as an eager fallback does, was a cache miss per job and most of backfill.
         self.job_phase[j.idx()]
             .or(jobs.phase[j.idx()])
-            .unwrap_or(&jobs.podgroup[j.idx()].status.phase)
+            .unwrap_or_else(|| &jobs.podgroup[j.idx()].status.phase)
     }
 
     pub fn set_job_phase(&mut self, j: JobId, phase: &'static str) {
