@@ -5,6 +5,7 @@
 //! smaller count; tephra counts over the whole snapshot (the value the last node sees). Image
 //! volumes are not modelled (tephra's pods have no volumes).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use super::normalize::MAX_NODE_SCORE;
@@ -21,14 +22,15 @@ pub struct ImageSpread {
     total: usize,
 }
 
-/// `normalizedImageName`: a name without a tag gets `:latest`.
-fn normalized(name: &str) -> String {
+/// `normalizedImageName`: a name without a tag gets `:latest` (a tagged name is lent as it is:
+/// allocate scores every node of a class with it).
+fn normalized(name: &str) -> Cow<'_, str> {
     let colon = name.rfind(':').map_or(-1, |i| i as i64);
     let slash = name.rfind('/').map_or(-1, |i| i as i64);
     if colon <= slash {
-        format!("{name}:latest")
+        Cow::Owned(format!("{name}:latest"))
     } else {
-        name.to_string()
+        Cow::Borrowed(name)
     }
 }
 
@@ -51,12 +53,15 @@ impl ImageSpread {
     /// [23MiB, 1000MiB × containers] and scaled to [0, 100].
     pub fn score(&self, pod: &Pod, node_images: &BTreeMap<String, i64>) -> i64 {
         let mut sum = 0i64;
-        for c in pod.spec.init_containers.iter().chain(&pod.spec.containers) {
-            let name = normalized(&c.image);
-            if let Some(&size) = node_images.get(&name) {
-                let spread =
-                    self.nodes_with.get(&name).copied().unwrap_or(0) as f64 / self.total as f64;
-                sum += (size as f64 * spread) as i64;
+        let containers = pod.spec.init_containers.iter().chain(&pod.spec.containers);
+        // A node without images (most in a fresh cluster) holds none of the pod's.
+        if !node_images.is_empty() {
+            for c in containers {
+                let name = normalized(&c.image);
+                if let Some(&size) = node_images.get(name.as_ref()) {
+                    let with = self.nodes_with.get(name.as_ref()).copied().unwrap_or(0);
+                    sum += (size as f64 * (with as f64 / self.total as f64)) as i64;
+                }
             }
         }
         let containers = (pod.spec.init_containers.len() + pod.spec.containers.len()) as i64;
