@@ -105,12 +105,15 @@ pub fn pre_filter(pod: &Pod) -> Result<Option<RequiredNodeAffinity>, Status> {
     Ok(Some(state))
 }
 
+/// PreFilter's answer: the requirement to check, `None` when there is none (Skip).
+pub type PreFilterAnswer = Result<Option<Arc<RequiredNodeAffinity>>, Status>;
+
 /// PreFilter's answer for one version of a pod, kept in the pod's memo.
-struct PreFilterMemo(Result<Option<Arc<RequiredNodeAffinity>>, Status>);
+struct PreFilterMemo(PreFilterAnswer);
 
 /// `pre_filter`, worked out once per version of the pod: every cycle runs it for each pending
 /// task, and parsing the selector and terms was a tenth of a contended allocate.
-pub fn pre_filter_memoised(pod: &Pod) -> Result<Option<Arc<RequiredNodeAffinity>>, Status> {
+pub fn pre_filter_memoised(pod: &Pod) -> PreFilterAnswer {
     let make = || PreFilterMemo(pre_filter(pod).map(|r| r.map(Arc::new)));
     match pod.memo.get_or_init_ref(make) {
         Some(memo) => memo.0.clone(),

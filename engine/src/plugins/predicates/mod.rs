@@ -27,6 +27,7 @@ use super::k8s::{spread_filter, taint_toleration};
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{FitError, Plugin, SessionState, Status, StatusCode};
 use crate::model::{NodeId, TaskId};
+use crate::snapshot::SignatureId;
 
 /// Volcano's reason when the node already runs its `pods` allocatable.
 pub const POD_NUMBER_EXCEEDED: &str = "node(s) pod number exceeded";
@@ -50,6 +51,10 @@ pub struct Predicates {
     saved: Mutex<HashMap<TaskId, Arc<CycleState>>>,
     /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
     cache: Mutex<HashMap<(NodeId, String), bool>>,
+    /// NodeAffinity's PreFilter answer per task signature, which holds everything it reads (the
+    /// node selector and node affinity): a task of a signature seen before takes it without
+    /// reading its pod's memo, a cache miss per task of a contended allocate.
+    node_affinity: Mutex<HashMap<SignatureId, node_affinity::PreFilterAnswer, FixedState>>,
 }
 
 /// Builds the plugin from its arguments.
@@ -61,6 +66,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
+        node_affinity: Mutex::new(HashMap::default()),
     }))
 }
 
@@ -158,6 +164,21 @@ impl Predicates {
         }
     }
 
+    /// NodeAffinity's PreFilter for `task`, once per signature in a session.
+    fn node_affinity_pre_filter(
+        &self,
+        c: &Cluster,
+        task: TaskId,
+    ) -> node_affinity::PreFilterAnswer {
+        let signature = c.ssn.snap.tasks.signature[task.idx()];
+        if let Some(answer) = lock(&self.node_affinity).get(&signature) {
+            return answer.clone();
+        }
+        let answer = node_affinity::pre_filter_memoised(c.pod(task));
+        lock(&self.node_affinity).insert(signature, answer.clone());
+        answer
+    }
+
     fn run_pre_filters(
         &self,
         c: &Cluster,
@@ -168,7 +189,7 @@ impl Predicates {
         use PreFiltered::*;
         if self.args.node_affinity
             && let Some(s) =
-                pre_filtered(state, NodeAffinity, node_affinity::pre_filter_memoised(pod))?
+                pre_filtered(state, NodeAffinity, self.node_affinity_pre_filter(c, task))?
         {
             state.node_affinity = Some(s);
         }
