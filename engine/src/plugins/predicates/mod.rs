@@ -42,8 +42,10 @@ pub struct Predicates {
     args: PredicateArgs,
     view: ClusterView,
     /// Each task's cycle state, kept for the whole session as `ssn.GetCycleState` keeps it
-    /// (read for every node a task is checked against, from many threads at once).
-    states: RwLock<HashMap<TaskId, Arc<CycleState>, FixedState>>,
+    /// (read for every node a task is checked against, from many threads at once). A column by
+    /// task, sized when the first state is kept: a job's tasks are neighbours in it, where a
+    /// hash map spread 100k inserts of a contended allocate over cold buckets.
+    states: RwLock<Vec<Option<Arc<CycleState>>>>,
     /// The states that hold nothing but skips, one shared copy per skip set (most pending
     /// tasks have no affinity, ports or spread constraints).
     skips_only: [OnceLock<Arc<CycleState>>; SkipSet::COUNT],
@@ -62,7 +64,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     Ok(Box::new(Predicates {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
-        states: RwLock::new(HashMap::default()),
+        states: RwLock::new(Vec::new()),
         skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
@@ -142,7 +144,7 @@ impl Predicates {
         };
         let c = Cluster::new(ssn, &self.view);
         let mut states = write(&self.states);
-        let Some(state) = states.get_mut(&preemptor) else {
+        let Some(Some(state)) = states.get_mut(preemptor.idx()) else {
             return;
         };
         if let Some(ipa) = Arc::make_mut(state).inter_pod_affinity.as_mut() {
@@ -151,7 +153,16 @@ impl Predicates {
     }
 
     fn state_of(&self, task: TaskId) -> Option<Arc<CycleState>> {
-        read(&self.states).get(&task).cloned()
+        read(&self.states).get(task.idx()).cloned().flatten()
+    }
+
+    /// Keeps `state` as `task`'s.
+    fn keep_state(&self, ssn: &SessionState, task: TaskId, state: Arc<CycleState>) {
+        let mut states = write(&self.states);
+        if states.len() <= task.idx() {
+            states.resize(ssn.snap.tasks.len().max(task.idx() + 1), None);
+        }
+        states[task.idx()] = Some(state);
     }
 
     /// `state` to keep: a skips-only state is shared, not allocated per task.
@@ -397,7 +408,7 @@ impl Plugin for Predicates {
             .unwrap_or_default();
         let result = self.run_pre_filters(&c, task, &mut state);
         let state = self.stored(state);
-        write(&self.states).insert(task, state);
+        self.keep_state(ssn, task, state);
         result
     }
 
@@ -407,7 +418,7 @@ impl Plugin for Predicates {
         // nodes would make its reference count the contended line of the scan.
         let states = read(&self.states);
         let none = CycleState::default();
-        let state = states.get(&task).map_or(&none, |s| s.as_ref());
+        let state = states.get(task.idx()).and_then(Option::as_deref).unwrap_or(&none);
         let mut statuses = Vec::new();
         if ssn.snap.nodes.max_task_num(node) <= c.pods_on(node).len() as f64 {
             statuses.push(Status {
@@ -454,9 +465,9 @@ impl Plugin for Predicates {
         Ok(())
     }
 
-    fn simulation_end(&self, _ssn: &SessionState, preemptor: TaskId) {
+    fn simulation_end(&self, ssn: &SessionState, preemptor: TaskId) {
         if let Some(state) = lock(&self.saved).remove(&preemptor) {
-            write(&self.states).insert(preemptor, state);
+            self.keep_state(ssn, preemptor, state);
         }
     }
 
