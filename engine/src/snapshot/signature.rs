@@ -11,13 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use foldhash::fast::FixedState;
 
-use crate::api::{Affinity, Container, ContainerPort, NodeAffinity, Pod, PodSpec};
+use crate::api::{
+    Affinity, Container, ContainerPort, NodeAffinity, Pod, PodSpec, ResourceList,
+    ResourceRequirements,
+};
 use crate::model::{Dim, Resource};
 
 /// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
-/// node selector, node affinity, tolerations, host ports and images. Read in place from the
-/// task's pod, so comparing two allocates nothing (a contended cycle looks up 100k tasks'
-/// classes).
+/// node selector, node affinity, tolerations, overhead, and per container (app and init apart)
+/// its image, host ports, requests and restart policy. Read in place from the task's pod.
 pub struct TaskSignature<'a> {
     pod: &'a Pod,
     request: &'a Resource,
@@ -41,33 +43,60 @@ impl<'a> TaskSignature<'a> {
         self.pod.spec.affinity.as_ref()?.node_affinity.as_ref()
     }
 
-    fn containers(&self) -> impl Iterator<Item = &'a Container> + Clone {
+    /// The containers, then the init containers, each list with its length (so a container
+    /// cannot pass for an init container).
+    fn container_lists(&self) -> [&'a [Container]; 2] {
         let spec = &self.pod.spec;
-        spec.containers.iter().chain(&spec.init_containers)
+        [&spec.containers, &spec.init_containers]
     }
 
-    fn host_ports(&self) -> impl Iterator<Item = (i32, &'a str, &'a str)> {
-        self.containers()
-            .flat_map(|c| &c.ports)
-            .filter(|p| p.host_port > 0)
-            .map(|p| (p.host_port, p.host_ip.as_str(), p.protocol.as_str()))
+    /// What of a container the node-local plugins read: its image (image locality), host ports
+    /// (NodePorts), requests one by one (kube's requests give a container without a cpu or
+    /// memory request a default, so how a request is split matters) and restart policy (a
+    /// sidecar's ports and requests count as an app container's).
+    fn container_key(c: &'a Container) -> ContainerKey<'a> {
+        let host_ports = c.ports.iter().filter(|p| p.host_port > 0);
+        ContainerKey {
+            image: &c.image,
+            host_ports: host_ports
+                .map(|p| (p.host_port, p.host_ip.as_str(), p.protocol.as_str()))
+                .collect(),
+            requests: &c.resources.requests,
+            restart_policy: c.restart_policy.as_deref(),
+        }
     }
 
-    fn images(&self) -> impl Iterator<Item = &'a str> {
-        self.containers().map(|c| c.image.as_str())
+    fn containers(&self) -> impl Iterator<Item = (usize, ContainerKey<'a>)> {
+        self.container_lists().into_iter().flat_map(|list| {
+            list.iter()
+                .map(move |c| (list.len(), Self::container_key(c)))
+        })
     }
 
-    /// The signature's hash, stable for the life of the process (a fixed-seed foldhash).
+    /// The signature's hash, stable for the life of the process (a fixed-seed foldhash). It
+    /// leaves request quantities out (equal signatures still hash equally).
     pub fn hash(&self) -> u64 {
         let mut h = FixedState::default().build_hasher();
         self.request().for_each(|r| r.hash(&mut h));
         self.pod.spec.node_selector.hash(&mut h);
         self.node_affinity().hash(&mut h);
         self.pod.spec.tolerations.hash(&mut h);
-        self.host_ports().for_each(|p| p.hash(&mut h));
-        self.images().for_each(|i| i.hash(&mut h));
+        self.pod.spec.overhead.keys().for_each(|k| k.hash(&mut h));
+        for (len, c) in self.containers() {
+            (len, c.image, &c.host_ports, c.restart_policy).hash(&mut h);
+            c.requests.keys().for_each(|k| k.hash(&mut h));
+        }
         h.finish()
     }
+}
+
+/// One container's part of a signature (`TaskSignature::container_key`).
+#[derive(PartialEq)]
+struct ContainerKey<'a> {
+    image: &'a str,
+    host_ports: Vec<(i32, &'a str, &'a str)>,
+    requests: &'a ResourceList,
+    restart_policy: Option<&'a str>,
 }
 
 impl PartialEq for TaskSignature<'_> {
@@ -77,8 +106,8 @@ impl PartialEq for TaskSignature<'_> {
             && a.node_selector == b.node_selector
             && self.node_affinity() == other.node_affinity()
             && a.tolerations == b.tolerations
-            && self.host_ports().eq(other.host_ports())
-            && self.images().eq(other.images())
+            && a.overhead == b.overhead
+            && self.containers().eq(other.containers())
     }
 }
 
@@ -185,6 +214,11 @@ impl TaskSignature<'_> {
                     ..Default::default()
                 })
                 .collect(),
+            resources: ResourceRequirements {
+                requests: c.resources.requests.clone(),
+                ..Default::default()
+            },
+            restart_policy: c.restart_policy.clone(),
             ..Default::default()
         };
         Pod {
@@ -197,6 +231,7 @@ impl TaskSignature<'_> {
                     ..Default::default()
                 }),
                 tolerations: spec.tolerations.clone(),
+                overhead: spec.overhead.clone(),
                 ..Default::default()
             },
             ..Default::default()
@@ -222,6 +257,7 @@ mod tests {
             "spec: {nodeSelector: {zone: a}, containers: [{image: img:2, resources: {requests: {cpu: '1'}}}]}",
             "spec: {nodeSelector: {zone: a}, containers: [{image: img:1, resources: {requests: {cpu: '2'}}}]}",
             "spec: {nodeSelector: {zone: a}, tolerations: [{key: k, operator: Exists}], containers: [{image: img:1, resources: {requests: {cpu: '1'}}}]}",
+            "spec: {nodeSelector: {zone: a}, overhead: {cpu: 100m}, containers: [{image: img:1, resources: {requests: {cpu: '1'}}}]}",
         ];
         let a = pod(base);
         let a_request = pod_request(&a);
@@ -282,5 +318,44 @@ mod tests {
         let again = id(&mut shard, &pods[0]);
         assert_ne!(again, first, "forgotten, then a new id");
         assert!(!ids.contains(&again));
+    }
+
+    #[test]
+    fn a_sidecars_restart_policy_and_which_list_a_container_is_in_are_part_of_it() {
+        let port = "ports: [{containerPort: 80, hostPort: 9000}]";
+        let sidecar = pod(&format!(
+            "spec: {{containers: [{{image: a}}], initContainers: [{{image: b, restartPolicy: Always, {port}}}]}}"
+        ));
+        let init = pod(&format!(
+            "spec: {{containers: [{{image: a}}], initContainers: [{{image: b, {port}}}]}}"
+        ));
+        let app = pod(&format!(
+            "spec: {{containers: [{{image: a}}, {{image: b, {port}}}]}}"
+        ));
+        let (rs, ri, ra) = (pod_request(&sidecar), pod_request(&init), pod_request(&app));
+        let sigs = [
+            TaskSignature::new(&sidecar, &rs),
+            TaskSignature::new(&init, &ri),
+            TaskSignature::new(&app, &ra),
+        ];
+        for (i, a) in sigs.iter().enumerate() {
+            for (j, b) in sigs.iter().enumerate() {
+                assert_eq!(a == b, i == j, "{i} vs {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_split_another_way_over_the_containers_is_another_signature() {
+        // Both ask Volcano for 2 cpus; kube counts 100m for the container without a cpu
+        // request, so the kube scorers rank nodes differently for them.
+        let split = pod(
+            "spec: {containers: [{image: x, resources: {requests: {cpu: '1'}}}, {image: x, resources: {requests: {cpu: '1'}}}]}",
+        );
+        let lopsided =
+            pod("spec: {containers: [{image: x, resources: {requests: {cpu: '2'}}}, {image: x}]}");
+        let (rs, rl) = (pod_request(&split), pod_request(&lopsided));
+        assert!(rs.equal(&rl), "the same Volcano request");
+        assert!(TaskSignature::new(&split, &rs) != TaskSignature::new(&lopsided, &rl));
     }
 }

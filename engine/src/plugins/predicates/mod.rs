@@ -418,7 +418,10 @@ impl Plugin for Predicates {
         // nodes would make its reference count the contended line of the scan.
         let states = read(&self.states);
         let none = CycleState::default();
-        let state = states.get(task.idx()).and_then(Option::as_deref).unwrap_or(&none);
+        let state = states
+            .get(task.idx())
+            .and_then(Option::as_deref)
+            .unwrap_or(&none);
         let mut statuses = Vec::new();
         if ssn.snap.nodes.max_task_num(node) <= c.pods_on(node).len() as f64 {
             statuses.push(Status {
