@@ -53,10 +53,18 @@ pub struct Predicates {
     saved: Mutex<HashMap<TaskId, Arc<CycleState>>>,
     /// Stable-filter outcome per (node, pod template), filled when `predicate.CacheEnable`.
     cache: Mutex<HashMap<(NodeId, String), bool>>,
-    /// NodeAffinity's PreFilter answer per task signature, which holds everything it reads (the
-    /// node selector and node affinity): a task of a signature seen before takes it without
-    /// reading its pod's memo, a cache miss per task of a contended allocate.
-    node_affinity: Mutex<HashMap<SignatureId, node_affinity::PreFilterAnswer, FixedState>>,
+    /// The PreFilter answers that depend on the task's signature alone, per signature: a task
+    /// of a signature seen before takes them without reading its pod, cache misses per task of
+    /// a contended allocate.
+    by_signature: Mutex<HashMap<SignatureId, SignatureAnswers, FixedState>>,
+}
+
+/// PreFilter answers read from the task's signature alone: the node selector and node affinity
+/// (NodeAffinity), the containers' host ports and restart policies (NodePorts).
+#[derive(Debug, Clone)]
+struct SignatureAnswers {
+    node_affinity: node_affinity::PreFilterAnswer,
+    node_ports: Option<Vec<node_ports::HostPort>>,
 }
 
 /// Builds the plugin from its arguments.
@@ -68,7 +76,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
-        node_affinity: Mutex::new(HashMap::default()),
+        by_signature: Mutex::new(HashMap::default()),
     }))
 }
 
@@ -175,19 +183,19 @@ impl Predicates {
         }
     }
 
-    /// NodeAffinity's PreFilter for `task`, once per signature in a session.
-    fn node_affinity_pre_filter(
-        &self,
-        c: &Cluster,
-        task: TaskId,
-    ) -> node_affinity::PreFilterAnswer {
+    /// `task`'s signature answers, worked out once per signature in a session.
+    fn signature_answers(&self, c: &Cluster, task: TaskId) -> SignatureAnswers {
         let signature = c.ssn.snap.tasks.signature[task.idx()];
-        if let Some(answer) = lock(&self.node_affinity).get(&signature) {
-            return answer.clone();
+        if let Some(answers) = lock(&self.by_signature).get(&signature) {
+            return answers.clone();
         }
-        let answer = node_affinity::pre_filter_memoised(c.pod(task));
-        lock(&self.node_affinity).insert(signature, answer.clone());
-        answer
+        let pod = c.pod(task);
+        let answers = SignatureAnswers {
+            node_affinity: node_affinity::pre_filter_memoised(pod),
+            node_ports: node_ports::pre_filter(pod),
+        };
+        lock(&self.by_signature).insert(signature, answers.clone());
+        answers
     }
 
     fn run_pre_filters(
@@ -196,16 +204,15 @@ impl Predicates {
         task: TaskId,
         state: &mut CycleState,
     ) -> Result<(), FitError> {
-        let pod = c.pod(task);
         use PreFiltered::*;
+        let answers = self.signature_answers(c, task);
         if self.args.node_affinity
-            && let Some(s) =
-                pre_filtered(state, NodeAffinity, self.node_affinity_pre_filter(c, task))?
+            && let Some(s) = pre_filtered(state, NodeAffinity, answers.node_affinity)?
         {
             state.node_affinity = Some(s);
         }
         if self.args.node_ports
-            && let Some(p) = pre_filtered(state, NodePorts, Ok(node_ports::pre_filter(pod)))?
+            && let Some(p) = pre_filtered(state, NodePorts, Ok(answers.node_ports))?
         {
             state.node_ports = Some(p);
         }
