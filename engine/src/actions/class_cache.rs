@@ -1,5 +1,6 @@
 //! Equivalence classes for node search. Tasks with the same scheduling signature (requests,
-//! node selector, node affinity, tolerations, host ports, images) rank nodes the same way when
+//! node selector, node affinity, tolerations, overhead, and per container its image, host
+//! ports, requests and restart policy: `TaskSignature`) rank nodes the same way when
 //! every plugin says its predicate and node scores for them are node-local: they depend only on
 //! the task's signature and on the node's own state. Such a class ranks all nodes once (in
 //! parallel), then re-ranks only the nodes whose accounting changed since it last looked, from

@@ -200,7 +200,8 @@ pub trait Plugin: Send + Sync {
 
     /// Whether this plugin's predicate and node scores for `task` are node-local: they depend
     /// only on the task's scheduling signature (requests, node selector, node affinity,
-    /// tolerations, host ports, images) and on each node's own state, so a change on one node
+    /// tolerations, overhead, and per container its image, host ports, requests and restart
+    /// policy: `snapshot::TaskSignature`) and on each node's own state, so a change on one node
     /// changes nothing on another. Then tasks of one signature share a cached node ranking
     /// (`actions::class_cache`), which the next session keeps for the nodes that did not
     /// change: the answers must not depend on anything else that may differ between sessions
