@@ -1,8 +1,8 @@
 //! A task's scheduling signature. Tasks of one signature rank nodes the same way when every
 //! plugin is node-local for them (`actions::class_cache`). Each signature is interned when a task
-//! row is derived, once per pod version and off the cycle: the row holds the interned signature,
-//! and the task table its id (`TaskTable::signature`), so allocate finds a task's class by the id
-//! without reading the task's pod.
+//! row is derived, once per pod version and off the cycle: the row and the task table hold its id
+//! (`TaskTable::signature`), so allocate finds a task's class by the id without reading the
+//! task's pod.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
