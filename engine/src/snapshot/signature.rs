@@ -88,6 +88,46 @@ impl<'a> TaskSignature<'a> {
         }
         h.finish()
     }
+
+    /// A pod holding only what the signature reads.
+    fn stripped_pod(&self) -> Pod {
+        let spec = &self.pod.spec;
+        let container = |c: &Container| Container {
+            image: c.image.clone(),
+            ports: c
+                .ports
+                .iter()
+                .filter(|p| p.host_port > 0)
+                .map(|p| ContainerPort {
+                    host_port: p.host_port,
+                    host_ip: p.host_ip.clone(),
+                    protocol: p.protocol.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            resources: ResourceRequirements {
+                requests: c.resources.requests.clone(),
+                ..Default::default()
+            },
+            restart_policy: c.restart_policy.clone(),
+            ..Default::default()
+        };
+        Pod {
+            spec: PodSpec {
+                containers: spec.containers.iter().map(container).collect(),
+                init_containers: spec.init_containers.iter().map(container).collect(),
+                node_selector: spec.node_selector.clone(),
+                affinity: self.node_affinity().map(|na| Affinity {
+                    node_affinity: Some(na.clone()),
+                    ..Default::default()
+                }),
+                tolerations: spec.tolerations.clone(),
+                overhead: spec.overhead.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
 }
 
 /// One container's part of a signature (`TaskSignature::container_key`).
@@ -160,9 +200,18 @@ impl Shard {
             return e.id;
         }
         let id = SignatureId(LAST_ID.fetch_add(1, Ordering::Relaxed) + 1);
+        // The stripped pod must give back the very signature: a field the signature reads but
+        // the stripping left out would let signatures differing only there share an entry.
+        // Should that ever happen, the whole pod is kept instead.
+        let stripped = sig.stripped_pod();
+        let pod = if TaskSignature::new(&stripped, sig.request) == *sig {
+            stripped
+        } else {
+            sig.pod.clone()
+        };
         bucket.push(Entry {
             id,
-            pod: sig.stripped_pod(),
+            pod,
             request: sig.request.clone(),
             last_used: clock,
         });
@@ -195,48 +244,6 @@ pub fn intern(sig: &TaskSignature) -> SignatureId {
     let shard = &INTERNER[(hash % SHARDS as u64) as usize];
     let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
     shard.get_or_insert_default().intern(hash, sig)
-}
-
-impl TaskSignature<'_> {
-    /// A pod holding only what the signature reads.
-    fn stripped_pod(&self) -> Pod {
-        let spec = &self.pod.spec;
-        let container = |c: &Container| Container {
-            image: c.image.clone(),
-            ports: c
-                .ports
-                .iter()
-                .filter(|p| p.host_port > 0)
-                .map(|p| ContainerPort {
-                    host_port: p.host_port,
-                    host_ip: p.host_ip.clone(),
-                    protocol: p.protocol.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-            resources: ResourceRequirements {
-                requests: c.resources.requests.clone(),
-                ..Default::default()
-            },
-            restart_policy: c.restart_policy.clone(),
-            ..Default::default()
-        };
-        Pod {
-            spec: PodSpec {
-                containers: spec.containers.iter().map(container).collect(),
-                init_containers: spec.init_containers.iter().map(container).collect(),
-                node_selector: spec.node_selector.clone(),
-                affinity: self.node_affinity().map(|na| Affinity {
-                    node_affinity: Some(na.clone()),
-                    ..Default::default()
-                }),
-                tolerations: spec.tolerations.clone(),
-                overhead: spec.overhead.clone(),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
 }
 
 #[cfg(test)]
