@@ -126,7 +126,8 @@ pub struct ClassCache {
     /// Each task's class once looked up (`UNSEEN`, `PLAIN`, or the class's index): a column,
     /// not a map, as a contended allocate looks up 130k tasks.
     task_class: Vec<u32>,
-    classes: Vec<Class>,
+    /// The classes, each with its signature.
+    classes: Vec<(SignatureId, Class)>,
     /// The last session's classes, each taken over when its signature first comes up.
     carried: Option<Carried>,
 }
@@ -306,15 +307,16 @@ impl ClassCache {
 
     /// Hands the classes over to the next session (refused ones are let go).
     pub fn leave(self, ssn: &Session) {
-        let mut classes: Vec<Option<Class>> = self.classes.into_iter().map(Some).collect();
-        let mut carried = CarriedClasses::default();
-        for (signature, id) in self.by_signature {
-            let Some(class) = classes[id].take().filter(|c| !c.refused) else {
-                continue;
-            };
-            let stale = FixedBitSet::with_capacity(ssn.state.snap.nodes.len());
-            carried.insert(signature, CarriedClass { class, stale });
-        }
+        let nodes = ssn.state.snap.nodes.len();
+        let carried: CarriedClasses = self
+            .classes
+            .into_iter()
+            .filter(|(_, class)| !class.refused)
+            .map(|(signature, class)| {
+                let stale = FixedBitSet::with_capacity(nodes);
+                (signature, CarriedClass { class, stale })
+            })
+            .collect();
         Carried::leave(&ssn.state, carried, self.carried);
     }
 
@@ -340,8 +342,8 @@ impl ClassCache {
                 let (class, stale) = carried.class(signature)?;
                 class.revived(ssn, t, stale)
             });
-            self.classes
-                .push(revived.unwrap_or_else(|| Class::new(ssn, t)));
+            let class = revived.unwrap_or_else(|| Class::new(ssn, t));
+            self.classes.push((signature, class));
             id
         });
         self.task_class[t.idx()] = class.map_or(PLAIN, |c| c as u32);
@@ -352,7 +354,7 @@ impl ClassCache {
     /// (take the plain path), `Some(Ok(node))`, or `Some(Err(errors))` when no node fits.
     pub fn best_node(&mut self, ssn: &Session, t: TaskId) -> Option<Result<NodeId, FitErrors>> {
         let c = self.class_of(ssn, t)?;
-        let class = &mut self.classes[c];
+        let class = &mut self.classes[c].1;
         if class.refused {
             return None;
         }

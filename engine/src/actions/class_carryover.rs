@@ -78,9 +78,7 @@ impl Carried {
         let (classes, outdated): (CarriedClasses, CarriedClasses) = classes
             .into_iter()
             .partition(|(_, c)| !mostly_stale(&c.stale));
-        if !outdated.is_empty() {
-            rayon::spawn(move || drop(outdated));
-        }
+        free(outdated);
         Some(Carried { classes })
     }
 
