@@ -58,7 +58,7 @@ impl ClusterState {
         }
         for c in &decisions.pod_conditions {
             changed.extend(self.pods.change(&key(&c.namespace, &c.name), |pod| {
-                set_scheduled_condition(pod, "False", &c.reason, &c.message);
+                set_scheduled_condition(pod, "False", c.reason, &c.message);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
                 }
@@ -304,7 +304,7 @@ mod tests {
         let cond = |message: &str, nominated: Option<&str>| PodConditionUpdate {
             namespace: "ns".into(),
             name: "p".into(),
-            reason: "Unschedulable".into(),
+            reason: "Unschedulable",
             message: message.into(),
             nominated_node: nominated.map(str::to_string),
         };

@@ -43,6 +43,9 @@ pub struct LoopSettings {
     pub watched: Vec<ObjectKind>,
 }
 
+/// A PodScheduled condition as written: reason, message and nominated node.
+type WrittenCondition = (&'static str, String, Option<String>);
+
 /// The scheduler loop's state; it is the only writer of the cache.
 pub struct Scheduler {
     pub settings: LoopSettings,
@@ -61,7 +64,8 @@ pub struct Scheduler {
     pending: HashMap<(ObjectKind, String, String), u64>,
     metrics: Metrics,
     dump_requested: Arc<AtomicBool>,
-    condition_memo: HashMap<(String, String), (String, String, Option<String>)>,
+    /// The PodScheduled condition last written for each pod, by namespace and name.
+    condition_memo: HashMap<(Arc<str>, Arc<str>), WrittenCondition>,
     cycle: u64,
     session_prefix: String,
     /// Clocks that outlive a session (the rescheduling plugin's interval), from the start.
@@ -194,7 +198,7 @@ impl Scheduler {
                 self.pending
                     .remove(&(kind, namespace.clone(), name.clone()));
                 self.condition_memo
-                    .remove(&(namespace.clone(), name.clone()));
+                    .remove(&(namespace.as_str().into(), name.as_str().into()));
                 self.state.apply_event(ClusterEvent::Delete {
                     kind,
                     namespace,
@@ -464,7 +468,7 @@ impl Scheduler {
         let condition = PodConditionUpdate {
             namespace: b.namespace.clone(),
             name: b.name.clone(),
-            reason: "SchedulerError".into(),
+            reason: "SchedulerError",
             message: format!("failed to bind to node {}: {e}", b.node),
             nominated_node: None,
         };
@@ -523,11 +527,7 @@ impl Scheduler {
         let mut memo = HashMap::new();
         for c in &d.pod_conditions {
             let key = (c.namespace.clone(), c.name.clone());
-            let value = (
-                c.reason.clone(),
-                c.message.clone(),
-                c.nominated_node.clone(),
-            );
+            let value = (c.reason, c.message.clone(), c.nominated_node.clone());
             let unchanged = self.condition_memo.get(&key) == Some(&value);
             if !unchanged
                 && let Some(raw) = self.raw.get(ObjectKind::Pod, &c.namespace, &c.name)

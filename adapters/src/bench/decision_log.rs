@@ -66,7 +66,7 @@ mod tests {
         let bind = |name: &str, node: &str| Bind {
             namespace: "ns".into(),
             name: name.into(),
-            uid: String::new(),
+            uid: "".into(),
             node: node.into(),
         };
         let d = Decisions {
@@ -74,7 +74,7 @@ mod tests {
             pod_conditions: vec![PodConditionUpdate {
                 namespace: "ns".into(),
                 name: "c".into(),
-                reason: "Unschedulable".into(),
+                reason: "Unschedulable",
                 message: "0/2 nodes are unavailable".into(),
                 nominated_node: None,
             }],

@@ -166,7 +166,7 @@ mod tests {
         let cond = |name: &str, message: &str| PodConditionUpdate {
             namespace: "ns".into(),
             name: name.into(),
-            reason: "Unschedulable".into(),
+            reason: "Unschedulable",
             message: message.into(),
             nominated_node: None,
         };

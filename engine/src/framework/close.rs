@@ -29,17 +29,17 @@ impl Session {
             .binds
             .par_iter()
             .map(|&(t, n)| Bind {
-                namespace: tasks.namespace[t.idx()].to_string(),
-                name: tasks.name[t.idx()].to_string(),
-                uid: tasks.uid[t.idx()].to_string(),
+                namespace: tasks.namespace[t.idx()].clone(),
+                name: tasks.name[t.idx()].clone(),
+                uid: tasks.uid[t.idx()].clone(),
                 node: snap.nodes.name[n.idx()].clone(),
             })
             .collect();
         for (t, reason) in &self.evictions {
             d.evictions.push(Eviction {
-                namespace: tasks.namespace[t.idx()].to_string(),
-                name: tasks.name[t.idx()].to_string(),
-                uid: tasks.uid[t.idx()].to_string(),
+                namespace: tasks.namespace[t.idx()].clone(),
+                name: tasks.name[t.idx()].clone(),
+                uid: tasks.uid[t.idx()].clone(),
                 reason: reason.clone(),
             });
         }
@@ -48,8 +48,8 @@ impl Session {
             .into_par_iter()
             .filter_map(|t| match (status[t], node[t]) {
                 (TaskStatus::Pipelined, Some(n)) => Some(Pipelined {
-                    namespace: tasks.namespace[t].to_string(),
-                    name: tasks.name[t].to_string(),
+                    namespace: tasks.namespace[t].clone(),
+                    name: tasks.name[t].clone(),
                     node: snap.nodes.name[n.idx()].clone(),
                 }),
                 _ => None,
@@ -185,12 +185,13 @@ impl Session {
                 .map(|x| x.node)
                 .unwrap_or(self.state.task_node[t.idx()])
                 .map(|n| snap.nodes.name[n.idx()].clone());
-            let key = snap.tasks.key(t);
+            let key = || snap.tasks.key(t);
             let (reason, mut message, nominated) = match status {
                 TaskStatus::Allocated => (
                     "Schedulable",
                     format!(
-                        "Pod {key} can possibly be assigned to {}, once minAvailable is satisfied",
+                        "Pod {} can possibly be assigned to {}, once minAvailable is satisfied",
+                        key(),
                         node.clone().unwrap_or_default()
                     ),
                     None,
@@ -202,7 +203,8 @@ impl Session {
                     (
                         "Unschedulable",
                         format!(
-                            "Pod {key} can possibly be assigned to {}, once resource is released and minAvailable is satisfied",
+                            "Pod {} can possibly be assigned to {}, once resource is released and minAvailable is satisfied",
+                            key(),
                             node.clone().unwrap_or_default()
                         ),
                         if evicted { node.clone() } else { None },
@@ -226,9 +228,9 @@ impl Session {
                 };
             }
             pod_conditions.push(PodConditionUpdate {
-                namespace: snap.tasks.namespace[t.idx()].to_string(),
-                name: snap.tasks.name[t.idx()].to_string(),
-                reason: reason.to_string(),
+                namespace: snap.tasks.namespace[t.idx()].clone(),
+                name: snap.tasks.name[t.idx()].clone(),
+                reason,
                 message,
                 nominated_node: nominated,
             });

@@ -250,7 +250,7 @@ impl Session {
     /// tier, an empty intersection is re-initialised by the next plugin, the first tier that
     /// ends with a non-empty list decides.
     fn victims<'a>(
-        tiers: impl Iterator<Item = Vec<&'a dyn Plugin>>,
+        tiers: impl Iterator<Item = impl Iterator<Item = &'a dyn Plugin>>,
         f: impl Fn(&dyn Plugin) -> Option<Vec<TaskId>>,
     ) -> Vec<TaskId> {
         for tier in tiers {

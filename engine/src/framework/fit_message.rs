@@ -1,42 +1,84 @@
 //! Human-readable reasons why a job or task was not scheduled (Volcano's `FitError()` texts).
 
-use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::ops::Range;
+
+use smallvec::SmallVec;
 
 use super::SessionState;
 use crate::model::{JobId, TaskStatus};
 
 impl SessionState {
     /// Volcano's `JobInfo.FitError()`: readiness, a status histogram and the first reason.
+    /// Close asks for it once per unready job and a contended cycle has thousands, so the
+    /// histogram's parts are written into one buffer rather than a string each.
     pub fn job_fit_error(&self, j: JobId) -> String {
         let st = self;
-        let mut hist: BTreeMap<String, i32> = BTreeMap::new();
+        // "<count> <name>" per status the job has, and minAvailable; Volcano sorts them as text.
+        let mut parts = String::with_capacity(128);
+        let mut ranges: SmallVec<[Range<usize>; 12]> = SmallVec::new();
+        let mut part = |count: i32, name: &str| {
+            let start = parts.len();
+            let _ = write!(parts, "{count} {name}");
+            ranges.push(start..parts.len());
+        };
         for s in TaskStatus::ALL {
             let c = st.job_status_count(j, s);
             if c > 0 {
-                *hist.entry(s.name().to_string()).or_default() += c as i32;
+                part(c as i32, s.name());
             }
         }
-        hist.insert("minAvailable".into(), st.snap.jobs.min_available[j.idx()]);
-        let mut parts: Vec<String> = hist.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        parts.sort();
+        part(st.snap.jobs.min_available[j.idx()], "minAvailable");
+        ranges.sort_by(|a, b| parts[a.clone()].cmp(&parts[b.clone()]));
         let ready = if st.job_is_ready(j) {
             "pod group is ready"
         } else {
             "pod group is not ready"
         };
-        let mut msg = format!("{ready}, {}", parts.join(", "));
+        let mut msg = String::with_capacity(ready.len() + parts.len() + 2 * ranges.len() + 64);
+        msg.push_str(ready);
+        for r in &ranges {
+            msg.push_str(", ");
+            msg.push_str(&parts[r.clone()]);
+        }
         if !st.job_fit_message[j.idx()].is_empty() {
-            msg.push_str(&format!(
-                ". Origin reason is: {}",
-                st.job_fit_message[j.idx()]
-            ));
+            let _ = write!(msg, ". Origin reason is: {}", st.job_fit_message[j.idx()]);
         } else if let Some((t, fe)) = st.job_fit_errors[j.idx()].iter().next() {
-            msg.push_str(&format!(
+            let _ = write!(
+                msg,
                 ". Origin reason is {}: {}",
                 st.snap.tasks.name[t.idx()],
                 fe.summary(st.snap.nodes.len())
-            ));
+            );
         }
         msg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::JobId;
+    use crate::plugins::testing::{node, pod, running_pod, session};
+
+    #[test]
+    fn the_job_fit_error_sorts_its_histogram_as_text_not_by_status_or_count() {
+        let mut objects = String::from(
+            "- {kind: Queue, metadata: {name: q}}\n- {kind: PodGroup, metadata: {name: pg, namespace: ns}, spec: {queue: q, minMember: 12}}\n",
+        );
+        objects += &node("n1", "", "cpu: 100, memory: 100Gi, pods: 110");
+        for i in 0..10 {
+            objects += &running_pod(&format!("r{i}"), "n1", "", "");
+        }
+        objects += &pod("p0", "", "");
+        objects += &pod("p1", "", "");
+        // Pods without requests are best-effort: pending, they count as ready.
+        let ssn = session(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n",
+            &objects,
+        );
+        assert_eq!(
+            ssn.state.job_fit_error(JobId(0)),
+            "pod group is ready, 10 Running, 12 minAvailable, 2 Pending"
+        );
     }
 }

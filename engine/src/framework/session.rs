@@ -117,24 +117,23 @@ impl Session {
     }
 
     /// Plugins of each tier whose `point` is enabled, tier by tier.
-    pub(crate) fn enabled_by_tier(&self, point: Point) -> impl Iterator<Item = Vec<&dyn Plugin>> {
+    pub(crate) fn enabled_by_tier(
+        &self,
+        point: Point,
+    ) -> impl Iterator<Item = impl Iterator<Item = &dyn Plugin>> {
         self.tiers.iter().map(move |r| {
             self.slots[r.clone()]
                 .iter()
-                .filter(|s| s.option.enabled(point))
+                .filter(move |s| s.option.enabled(point))
                 .map(|s| s.plugin.as_ref())
-                .collect()
         })
     }
 
     /// Every plugin, tier by tier (for points without an enable flag).
-    pub(crate) fn all_by_tier(&self) -> impl Iterator<Item = Vec<&dyn Plugin>> {
-        self.tiers.iter().map(move |r| {
-            self.slots[r.clone()]
-                .iter()
-                .map(|s| s.plugin.as_ref())
-                .collect()
-        })
+    pub(crate) fn all_by_tier(&self) -> impl Iterator<Item = impl Iterator<Item = &dyn Plugin>> {
+        self.tiers
+            .iter()
+            .map(move |r| self.slots[r.clone()].iter().map(|s| s.plugin.as_ref()))
     }
 
     /// Runs the allocate event handlers of every plugin; the first error is returned.

@@ -159,21 +159,16 @@ impl Resource {
         }
     }
 
-    /// `ResourceNames()`: dimensions whose value is at least ε (includes `pods`).
-    pub fn resource_names(&self) -> Vec<ResourceName> {
-        let mut out = Vec::new();
-        if self.milli_cpu >= EPSILON {
-            out.push(ResourceName::Cpu);
-        }
-        if self.memory >= EPSILON {
-            out.push(ResourceName::Memory);
-        }
-        for (d, v) in self.scalars() {
-            if v >= EPSILON {
-                out.push(ResourceName::Scalar(d));
-            }
-        }
-        out
+    /// `ResourceNames()`: dimensions whose value is at least ε (includes `pods`). An iterator:
+    /// scorers ask for it once per task and node, where a vector would be an allocation each.
+    pub fn resource_names(&self) -> impl Iterator<Item = ResourceName> + '_ {
+        let cpu = (self.milli_cpu >= EPSILON).then_some(ResourceName::Cpu);
+        let memory = (self.memory >= EPSILON).then_some(ResourceName::Memory);
+        cpu.into_iter().chain(memory).chain(
+            self.scalars()
+                .filter(|&(_, v)| v >= EPSILON)
+                .map(|(d, _)| ResourceName::Scalar(d)),
+        )
     }
 
     /// `IsEmpty()`: cpu, memory and every scalar but `pods` below ε.

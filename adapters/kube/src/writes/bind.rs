@@ -11,9 +11,9 @@ use crate::watch::api_resource;
 
 /// The `v1.Binding` body for `b`.
 pub fn binding(b: &Bind) -> Value {
-    let mut metadata = json!({"name": b.name, "namespace": b.namespace});
-    if !b.uid.is_empty() && b.uid != format!("{}/{}", b.namespace, b.name) {
-        metadata["uid"] = json!(b.uid);
+    let mut metadata = json!({"name": &*b.name, "namespace": &*b.namespace});
+    if !b.uid.is_empty() && *b.uid != format!("{}/{}", b.namespace, b.name) {
+        metadata["uid"] = json!(&*b.uid);
     }
     json!({
         "apiVersion": "v1",

@@ -119,9 +119,7 @@ pub fn pod_condition_write(raw: &Value, c: &PodConditionUpdate, now: &str) -> Op
         .filter(|n| !n.is_empty() && *n != nominated_held);
     let same = old.is_some_and(|i| {
         let o = &conditions[i];
-        o["status"] == "False"
-            && o["reason"] == c.reason.as_str()
-            && o["message"] == c.message.as_str()
+        o["status"] == "False" && o["reason"] == c.reason && o["message"] == c.message.as_str()
     });
     if same && nominate.is_none() {
         return None;
@@ -338,11 +336,11 @@ mod tests {
     use super::*;
     use tephra_engine::model::Quantity;
 
-    fn cond(reason: &str, message: &str, nominated: Option<&str>) -> PodConditionUpdate {
+    fn cond(reason: &'static str, message: &str, nominated: Option<&str>) -> PodConditionUpdate {
         PodConditionUpdate {
             namespace: "ns".into(),
             name: "p".into(),
-            reason: reason.into(),
+            reason,
             message: message.into(),
             nominated_node: nominated.map(str::to_string),
         }

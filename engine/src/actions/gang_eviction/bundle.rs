@@ -191,7 +191,6 @@ pub fn keep_allowed(st: &SessionState, bundles: Vec<Bundle>, allowed: &[TaskId])
 /// Σ over the dimensions `need` asks for of `res / need`, each term capped at 1 when `cap`.
 fn score_against(res: &Resource, need: &Resource, cap: bool) -> f64 {
     need.resource_names()
-        .into_iter()
         .filter(|&n| need.get(n) > 0.0)
         .map(|n| {
             let ratio = res.get(n) / need.get(n);

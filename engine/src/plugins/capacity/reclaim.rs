@@ -13,10 +13,9 @@ use crate::model::{Dim, DimDefault, QueueId, Resource, ResourceName, TaskId};
 
 /// Dimensions of at least ε on both sides (`api.Intersection`), optionally without `pods`.
 fn intersects(a: &Resource, b: &Resource, ignore_pods: bool) -> bool {
-    let theirs = b.resource_names();
-    a.resource_names()
-        .into_iter()
-        .any(|n| theirs.contains(&n) && !(ignore_pods && n == ResourceName::Scalar(Dim::PODS)))
+    a.resource_names().any(|n| {
+        b.resource_names().any(|m| m == n) && !(ignore_pods && n == ResourceName::Scalar(Dim::PODS))
+    })
 }
 
 /// A task holding none of what `deserved` names is a victim whatever the queue's share.

@@ -14,7 +14,7 @@ impl DominantShare {
     pub fn new(total: &Resource) -> Self {
         DominantShare {
             total: total.clone(),
-            names: total.resource_names(),
+            names: total.resource_names().collect(),
         }
     }
 

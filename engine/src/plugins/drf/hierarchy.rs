@@ -75,7 +75,7 @@ fn weight(weights: &[&str], i: usize) -> f64 {
 /// `resourceSaturated`: the job has all it asked for of some dimension it holds, or holds a
 /// dimension the cluster has run out of.
 fn saturated(allocated: &Resource, request: &Resource, demanding: &[ResourceName]) -> bool {
-    allocated.resource_names().into_iter().any(|n| {
+    allocated.resource_names().any(|n| {
         let (a, r) = (allocated.get(n), request.get(n));
         (a != 0.0 && r != 0.0 && a >= r) || (!demanding.contains(&n) && r != 0.0)
     })

@@ -25,7 +25,6 @@ impl QueueAttr {
         self.share = self
             .deserved
             .resource_names()
-            .into_iter()
             .map(|n| share(self.usage.allocated.get(n), self.deserved.get(n)))
             .fold(0.0, f64::max);
     }
