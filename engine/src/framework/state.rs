@@ -165,14 +165,21 @@ impl SessionState {
     /// task order would: the tasks are listed per node, then each node sums its own on the pool
     /// (400k sequential adds were a third of a large session's open).
     fn account_snapshot_tasks(&mut self) {
-        let mut on_node: Vec<Vec<TaskId>> = vec![Vec::new(); self.node_idle.len()];
-        for (t, (node, status)) in self.task_node.iter().zip(&self.task_status).enumerate() {
-            if let Some(n) = node
-                && !status.is_completed()
-            {
-                on_node[n.idx()].push(TaskId(t as u32));
-            }
-        }
+        let placed = || {
+            let tasks = self.task_node.iter().zip(&self.task_status).enumerate();
+            tasks.filter_map(|(t, (node, status))| match node {
+                Some(n) if !status.is_completed() => Some((*n, TaskId(t as u32))),
+                _ => None,
+            })
+        };
+        // Counted first, so each node's list is allocated once at its size rather than grown.
+        let mut counts = vec![0u32; self.node_idle.len()];
+        placed().for_each(|(n, _)| counts[n.idx()] += 1);
+        let mut on_node: Vec<Vec<TaskId>> = counts
+            .iter()
+            .map(|&c| Vec::with_capacity(c as usize))
+            .collect();
+        placed().for_each(|(n, t)| on_node[n.idx()].push(t));
         let (status, resreq) = (&self.task_status, &self.snap.tasks.resreq);
         // Only Binding can be refused, and snapshot tasks are never Binding; a refused one is
         // taken off its node, as the sequential adds did.

@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 
+use super::node_pods::NodePods;
 use super::pod_info::PodInfo;
 use super::requests::{NamedAmounts, PodResource};
 use crate::api::Pod;
@@ -83,7 +84,7 @@ struct OpenNodeSums {
 #[derive(Debug, Clone, Default)]
 pub struct ClusterView {
     infos: Arc<PodInfos>,
-    pods: Vec<Arc<Vec<TaskId>>>,
+    pods: NodePods,
     /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
     /// per task, so it must not be recomputed from the pods each time).
     requested: Vec<Arc<NodeRequested>>,
@@ -167,7 +168,7 @@ impl ClusterView {
             });
         }
         ClusterView {
-            pods: pods.par_iter().map(|ts| Arc::new(ts.clone())).collect(),
+            pods: NodePods::new(pods),
             infos,
             requested,
             placed,
@@ -185,7 +186,7 @@ impl ClusterView {
         if !self.live || self.placed[t.idx()].is_some() {
             return;
         }
-        Arc::make_mut(&mut self.pods[n.idx()]).push(t);
+        self.pods.push(n, t);
         Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, 1);
         self.placed[t.idx()] = Some(n);
     }
@@ -198,13 +199,13 @@ impl ClusterView {
         let Some(n) = self.placed[t.idx()].take() else {
             return;
         };
-        Arc::make_mut(&mut self.pods[n.idx()]).retain(|&x| x != t);
+        self.pods.remove(n, t);
         Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, -1);
     }
 
     /// The pods (tasks) on a node.
     pub fn pods(&self, n: NodeId) -> &[TaskId] {
-        &self.pods[n.idx()]
+        self.pods.get(n)
     }
 
     /// A task's parsed pod.
