@@ -126,7 +126,7 @@ impl Observed {
             .map(|pg| {
                 (
                     format!("{}/{}", pg.namespace, pg.name),
-                    pg.status.phase.clone(),
+                    pg.status.phase.to_string(),
                 )
             })
             .collect();

@@ -1,5 +1,6 @@
 //! Stripped Kubernetes and Volcano objects.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -339,24 +340,26 @@ pub struct SubGroupPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodGroupStatus {
-    pub phase: String,
+    /// Static when the scheduler set it (each cycle sets every job's status).
+    pub phase: Cow<'static, str>,
     pub conditions: Vec<PodGroupCondition>,
     pub running: i32,
     pub succeeded: i32,
     pub failed: i32,
 }
 
-/// A PodGroup condition.
+/// A PodGroup condition. Type, status and reason are static when the scheduler wrote them: gang
+/// sets a condition on every job each cycle.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodGroupCondition {
     #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
+    pub type_: Cow<'static, str>,
+    pub status: Cow<'static, str>,
     #[serde(rename = "transitionID")]
     pub transition_id: String,
     pub last_transition_time: Option<Time>,
-    pub reason: String,
+    pub reason: Cow<'static, str>,
     pub message: String,
 }
 

@@ -91,7 +91,7 @@ impl Session {
             .any(|c| c.type_ == "Unschedulable" && c.status == "True" && &c.transition_id == uid);
         let running = st.job_status_count(j, TaskStatus::Running);
         let phase = if running > 0 && unschedulable {
-            "Unknown".to_string()
+            "Unknown"
         } else {
             use TaskStatus::*;
             let mut scheduled: u32 = [Running, Bound, Failed, Succeeded]
@@ -105,18 +105,18 @@ impl Session {
                 .count() as u32;
             if scheduled as i32 >= st.snap.jobs.podgroup[j.idx()].spec.min_member {
                 if scheduled == completed {
-                    "Completed".to_string()
+                    "Completed"
                 } else {
-                    "Running".to_string()
+                    "Running"
                 }
             } else if st.job_phase(j) != "Inqueue" {
-                "Pending".to_string()
+                "Pending"
             } else {
-                "Inqueue".to_string()
+                "Inqueue"
             }
         };
         PodGroupStatus {
-            phase,
+            phase: phase.into(),
             conditions,
             running: running as i32,
             failed: st.job_status_count(j, TaskStatus::Failed) as i32,
@@ -146,7 +146,7 @@ impl Session {
             name: name.clone(),
         };
         let mut event = None;
-        if matches!(status.phase.as_str(), "Unknown" | "Pending" | "Inqueue") {
+        if matches!(&*status.phase, "Unknown" | "Pending" | "Inqueue") {
             let pending = self.state.job_status_count(j, TaskStatus::Pending);
             event = Some(Event {
                 object: pg_object(),

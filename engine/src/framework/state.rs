@@ -733,7 +733,7 @@ mod tests {
 
     #[test]
     fn a_set_condition_replaces_the_first_of_its_type_and_untouched_jobs_keep_the_podgroups() {
-        let cond = |type_: &str, message: &str| PodGroupCondition {
+        let cond = |type_: &'static str, message: &str| PodGroupCondition {
             type_: type_.into(),
             message: message.into(),
             ..Default::default()
