@@ -664,10 +664,9 @@ impl<'a> SnapshotBuilder<'a> {
     }
 }
 
-/// The one sub-job of a job without a sub-group policy: the job's UID as its own and as its
-/// group's, and every task of the job.
 /// The sub-jobs when no job has a policy (nearly always): one default sub-job per job with
-/// tasks, in job order, built column by column on the pool.
+/// tasks, in job order, built column by column on the pool. A job's default sub-job has the
+/// job's UID as its own and as its group's, and every task of the job.
 fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
     let with_tasks: Vec<usize> = (0..jobs.len())
         .filter(|&j| !jobs.tasks[j].is_empty())
