@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
+use smallvec::{SmallVec, smallvec};
 
 use super::class_carryover::{Carried, CarriedClass, CarriedClasses, mostly_stale};
 use super::node_search::allocate_predicate;
@@ -137,11 +138,14 @@ pub struct ClassCache {
 /// spent more on setting up each scorer than on scoring.
 const SCORE_BATCH: usize = 256;
 
+/// Ranks of some nodes, in their order; one inline, as after a placement.
+type Ranks = SmallVec<[Rank; 1]>;
+
 /// The ranks of `nodes` for `t`, exactly as the plain path would see each node: predicates, then
 /// the idle group and the node-order plus batch score of those that pass. Spread over the pool
 /// when `parallel`; the answer does not depend on it. `None` when a batch scorer refuses a node:
 /// the plain path then scores no node of the task at all, which a ranking cannot express.
-fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<Vec<Rank>> {
+fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<Ranks> {
     if let [n] = *nodes {
         // The one node a placement dirties, without the lists below (a contended cycle
         // re-ranks 200k single nodes).
@@ -152,7 +156,7 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<V
                 score: ssn.node_order(t, n) + ssn.batch_node_order(t, &[n])?[0],
             },
         };
-        return Some(vec![rank]);
+        return Some(smallvec![rank]);
     }
     let check = |&n: &NodeId| feasible_group(ssn, t, n);
     let checked: Vec<Result<u8, FitError>> = if parallel {
@@ -360,11 +364,12 @@ impl ClassCache {
         }
         let changes = &ssn.state.node_changes[class.seen..];
         if !changes.is_empty() {
-            let mut dirty: Vec<NodeId> = changes.to_vec();
+            // A few nodes changed since the class last looked, mostly one: kept inline.
+            let mut dirty: SmallVec<[NodeId; 8]> = SmallVec::from_slice(changes);
             dirty.sort_unstable();
             dirty.dedup();
             // Nodes outside the static set stay deferred: whatever changed, they fail.
-            let (deferred, ranked): (Vec<NodeId>, Vec<NodeId>) = dirty
+            let (deferred, ranked): (SmallVec<[NodeId; 8]>, SmallVec<[NodeId; 8]>) = dirty
                 .into_iter()
                 .partition(|n| matches!(class.ranks[n.idx()], Rank::Deferred(_)));
             for n in deferred {
