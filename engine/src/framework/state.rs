@@ -429,6 +429,7 @@ impl SessionState {
             .unwrap_or_else(|| &jobs.podgroup[j.idx()].status.phase)
     }
 
+    /// Sets job `j`'s PodGroup phase for the rest of the session.
     pub fn set_job_phase(&mut self, j: JobId, phase: &'static str) {
         self.job_phase[j.idx()] = Some(phase);
     }
@@ -457,6 +458,7 @@ impl SessionState {
         new
     }
 
+    /// Sets job `j`'s PodGroup conditions for the rest of the session.
     pub fn set_job_conditions(&mut self, j: JobId, conditions: Vec<PodGroupCondition>) {
         self.job_conditions[j.idx()] = Some(conditions);
     }

@@ -258,17 +258,14 @@ pub(super) fn task_columns(
             sch_gated,
             status,
             created,
-            name_index
+            name_index,
+            signature
         );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
             t.best_effort = column(sources, rows, best_effort, identity, empty, unused)
         });
         s.spawn(|_| t.node = column(sources, rows, node, carry_node, node_of, unused));
-        s.spawn(|_| {
-            let id = |_: &Arc<Pod>, r: &TaskRow| r.signature;
-            t.signature = column(sources, rows, signature, identity, id, unused)
-        });
         s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
     t

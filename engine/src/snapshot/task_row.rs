@@ -7,9 +7,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::TaskSignature;
 use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
-use super::signature::{self, SignatureId};
+use super::signature::{self, SignatureId, TaskSignature};
 use crate::api::{Pod, Time};
 use crate::model::{Resource, TaskStatus};
 
