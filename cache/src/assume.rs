@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use tephra_engine::api::{Pod, PodCondition, Time};
+use tephra_engine::arrival::prepare_pod_group;
 use tephra_engine::framework::Decisions;
 
 use crate::ClusterState;
@@ -67,11 +69,19 @@ impl ClusterState {
         // The assumed pods are new versions: prepared now, as arrivals are, not by the next
         // cycle.
         prepare_pods(&changed);
+        let mut changed_groups = Vec::new();
         for pg in decisions.pod_groups.iter().filter(|pg| pg.changed) {
-            if let Some(object) = self.pod_groups.get_mut(&key(&pg.namespace, &pg.name)) {
+            let k = key(&pg.namespace, &pg.name);
+            if let Some(object) = self.pod_groups.get_mut(&k) {
                 object.status = pg.status.clone();
+                changed_groups.push(k);
             }
         }
+        let pod_groups = &self.pod_groups;
+        changed_groups
+            .par_iter()
+            .filter_map(|k| pod_groups.get(k))
+            .for_each(|pg| prepare_pod_group(pg));
         for q in &decisions.queues {
             if let Some(object) = self.queues.get_mut(&key("", &q.name)) {
                 object.status.allocated = q.allocated.clone();

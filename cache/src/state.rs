@@ -8,7 +8,7 @@ use tephra_engine::api::{
     ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
     Queue,
 };
-use tephra_engine::arrival::{prepare_node, prepare_pod};
+use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables};
 
 use crate::pod_store::PodStore;
@@ -65,6 +65,7 @@ impl Leftovers {
 enum Arrived {
     Pod(Arc<Pod>),
     Node(Arc<Node>),
+    PodGroup(Arc<PodGroup>),
 }
 
 /// Prepares `pods` (new versions the cache stored) in parallel; see `arrival::prepare_pod`.
@@ -83,8 +84,8 @@ impl ClusterState {
         Self::default()
     }
 
-    /// A cluster holding `objects`, applied in order as upserts (pods and nodes prepared in
-    /// parallel).
+    /// A cluster holding `objects`, applied in order as upserts (pods, nodes and PodGroups
+    /// prepared in parallel).
     pub fn from_objects(objects: impl IntoIterator<Item = ClusterObject>) -> Self {
         let mut state = Self::new();
         for o in objects {
@@ -94,6 +95,8 @@ impl ClusterState {
         prepare_pods(&pods);
         let nodes: Vec<&Arc<Node>> = state.nodes.iter().collect();
         nodes.par_iter().for_each(|n| prepare_node(n));
+        let pod_groups: Vec<&Arc<PodGroup>> = state.pod_groups.iter().collect();
+        pod_groups.par_iter().for_each(|pg| prepare_pod_group(pg));
         state
     }
 
@@ -114,6 +117,7 @@ impl ClusterState {
             ClusterEvent::Upsert(object) => match self.upsert(object) {
                 Some(Arrived::Pod(pod)) => prepare_pod(&pod),
                 Some(Arrived::Node(node)) => prepare_node(&node),
+                Some(Arrived::PodGroup(pg)) => prepare_pod_group(&pg),
                 None => {}
             },
             ClusterEvent::Delete {
@@ -147,15 +151,17 @@ impl ClusterState {
         self.nodes.get(&key("", name)).map(|_| name.clone())
     }
 
-    /// Stores a created or replaced object; returns it when it is a pod or a node (objects whose
-    /// derived values are prepared as they arrive).
+    /// Stores a created or replaced object; returns it when it is a pod, a node or a PodGroup
+    /// (objects whose derived values are prepared as they arrive).
     fn upsert(&mut self, object: ClusterObject) -> Option<Arrived> {
         let meta = crate::meta_of(&object);
         let k = key(&meta.namespace, &meta.name);
         match object {
             ClusterObject::Pod(o) => return Some(Arrived::Pod(self.pods.upsert(k, *o))),
             ClusterObject::Node(o) => return Some(Arrived::Node(self.nodes.upsert(k, *o).clone())),
-            ClusterObject::PodGroup(o) => _ = self.pod_groups.upsert(k, *o),
+            ClusterObject::PodGroup(o) => {
+                return Some(Arrived::PodGroup(self.pod_groups.upsert(k, *o).clone()));
+            }
             ClusterObject::Queue(o) => _ = self.queues.upsert(k, *o),
             ClusterObject::PriorityClass(o) => _ = self.priority_classes.upsert(k, *o),
             ClusterObject::HyperNode(o) => _ = self.hyper_nodes.upsert(k, *o),
@@ -465,9 +471,11 @@ mod tests {
             member("c1", "c", "", "3"),
         ]);
         let first = cache.snapshot("default");
-        // Job b changes, job c is gone, job d arrives, and a node comes first in the table
-        // order of a fresh cache (node ids move).
+        // Job b changes, job c is gone, job d arrives, job a's PodGroup is a new version with
+        // the same pods (its UID is equal text, not the same string), and a node comes first in
+        // the table order of a fresh cache (node ids move).
         cache.apply_event(ClusterEvent::Upsert(member("b1", "b", "n2", "5")));
+        cache.apply_event(ClusterEvent::Upsert(pod_group("a")));
         cache.apply_event(ClusterEvent::Delete {
             kind: ObjectKind::Pod,
             namespace: "ns".into(),

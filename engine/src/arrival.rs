@@ -1,14 +1,15 @@
 //! Work done once per object version when the object arrives, so the cycle finds it done.
 //!
 //! Everything a cycle derives from one pod alone (its task row, its parsed kube terms) is kept in
-//! the pod's memo, and a node's snapshot row in the node's. The cache calls `prepare_pod` and
-//! `prepare_node` as objects come in, off the cycle's critical path; an object it did not prepare
+//! the pod's memo, a node's snapshot row in the node's and a PodGroup's job row in the
+//! PodGroup's. The cache calls `prepare_pod`, `prepare_node` and `prepare_pod_group` as objects
+//! come in, off the cycle's critical path; an object it did not prepare
 //! is derived by the snapshot or the plugins that need it, with the same result.
 
-use crate::api::{Node, Pod};
+use crate::api::{Node, Pod, PodGroup};
 use crate::plugins::k8s::node_affinity;
 use crate::plugins::k8s::pod_info::PodInfo;
-use crate::snapshot::{prepare_node_row, prepare_task_row};
+use crate::snapshot::{prepare_job_row, prepare_node_row, prepare_task_row};
 
 /// Derives and memoises what the snapshot and the built-in plugins read from `pod`; for a pod
 /// still to be placed, also its NodeAffinity PreFilter answer.
@@ -18,6 +19,11 @@ pub fn prepare_pod(pod: &Pod) {
     if pod.spec.node_name.is_empty() {
         let _ = node_affinity::pre_filter_memoised(pod);
     }
+}
+
+/// Derives and memoises the PodGroup's job row.
+pub fn prepare_pod_group(pg: &PodGroup) {
+    prepare_job_row(pg);
 }
 
 /// Derives and memoises the node's snapshot row.

@@ -495,7 +495,11 @@ impl Scheduler {
                     raw.get("status").map(|s| s.to_string()).unwrap_or_default(),
                     o["status"]
                 );
-                let key = (ObjectKind::PodGroup, pg.namespace.clone(), pg.name.clone());
+                let key = (
+                    ObjectKind::PodGroup,
+                    pg.namespace.to_string(),
+                    pg.name.to_string(),
+                );
                 self.pending.insert(key, self.cycle);
                 batch.pod_groups.push(o);
             }

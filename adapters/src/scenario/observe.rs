@@ -55,7 +55,7 @@ impl Observed {
         for j in snap.jobs.ids() {
             ssn.job_enqueued(j);
             self.job_enqueueable
-                .insert(snap.jobs.uid[j.idx()].clone(), ssn.job_enqueueable(j));
+                .insert(snap.jobs.uid[j.idx()].to_string(), ssn.job_enqueueable(j));
         }
     }
 
@@ -93,14 +93,14 @@ impl Observed {
                 .map(|&t| (snap.tasks.key(t), node_name(ssn.state.task_node[t.idx()])))
                 .collect();
             if !pipelined.is_empty() {
-                self.pipelined.insert(uid.clone(), pipelined);
+                self.pipelined.insert(uid.to_string(), pipelined);
             }
             let counts = TaskStatus::ALL
                 .iter()
                 .map(|&s| (s.name().to_string(), ssn.state.job_status_count(j, s)))
                 .filter(|(_, n)| *n > 0)
                 .collect();
-            self.task_status_counts.insert(uid.clone(), counts);
+            self.task_status_counts.insert(uid.to_string(), counts);
         }
         let mut per_hyper_node: BTreeMap<_, usize> = BTreeMap::new();
         for &(_, n) in &ssn.binds {

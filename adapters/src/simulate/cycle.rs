@@ -59,7 +59,7 @@ impl CycleReport {
                     .filter_map(|pod| reasons.get(&pod).map(|m| (pod, m.to_string())))
                     .collect();
                 (!pods.is_empty()).then(|| Waiting {
-                    job: snap.jobs.uid[j.idx()].clone(),
+                    job: snap.jobs.uid[j.idx()].to_string(),
                     pods,
                 })
             })

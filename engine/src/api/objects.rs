@@ -300,6 +300,9 @@ pub struct PodGroup {
     pub metadata: ObjectMeta,
     pub spec: PodGroupSpec,
     pub status: PodGroupStatus,
+    /// What scheduling derived from this version of the PodGroup (its job row).
+    #[serde(skip)]
+    pub memo: Memo,
 }
 
 /// PodGroup spec.

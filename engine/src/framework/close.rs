@@ -142,8 +142,8 @@ impl Session {
         let fit = || fit_cell.get_or_init(|| self.state.job_fit_error(j)).clone();
         // Built only for an event: most jobs at close have none.
         let pg_object = || EventObject::PodGroup {
-            namespace: ns.clone(),
-            name: name.clone(),
+            namespace: ns.to_string(),
+            name: name.to_string(),
         };
         let mut event = None;
         if matches!(&*status.phase, "Unknown" | "Pending" | "Inqueue") {

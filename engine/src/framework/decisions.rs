@@ -37,8 +37,8 @@ pub struct Pipelined {
 /// The PodGroup status computed at close; `changed` says whether it must be written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PodGroupUpdate {
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
     pub status: PodGroupStatus,
     pub changed: bool,
 }

@@ -567,8 +567,7 @@ impl SessionState {
         let mut m: BTreeMap<&str, i32> = BTreeMap::new();
         for &s in &self.snap.jobs.sub_jobs[j.idx()] {
             if cond(s) {
-                *m.entry(self.snap.sub_jobs.gid[s.idx()].as_str())
-                    .or_default() += 1;
+                *m.entry(&*self.snap.sub_jobs.gid[s.idx()]).or_default() += 1;
             }
         }
         m

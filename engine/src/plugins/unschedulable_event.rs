@@ -24,8 +24,8 @@ pub(crate) fn record(
     let jobs = &ssn.snap.jobs;
     ssn.record_event(Event {
         object: EventObject::PodGroup {
-            namespace: jobs.namespace[j.idx()].clone(),
-            name: jobs.name[j.idx()].clone(),
+            namespace: jobs.namespace[j.idx()].to_string(),
+            name: jobs.name[j.idx()].to_string(),
         },
         type_: "Normal",
         reason: "Unschedulable".to_string(),

@@ -12,7 +12,8 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
-use super::jobs::{NetworkTopology, TopologyMode, known_phase};
+use super::job_row::{JobRow, JobRowRef};
+use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
 use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
@@ -107,7 +108,7 @@ pub fn pod_request(pod: &Pod) -> Resource {
     base
 }
 
-fn topology_of(spec: &Option<NetworkTopologySpec>) -> Option<NetworkTopology> {
+pub(super) fn topology_of(spec: &Option<NetworkTopologySpec>) -> Option<NetworkTopology> {
     let s = spec.as_ref()?;
     let mode = match s.mode.as_str() {
         "hard" => TopologyMode::Hard,
@@ -342,8 +343,9 @@ impl<'a> SnapshotBuilder<'a> {
                 default_priority = pc.value;
             }
         }
-        // Jobs: PodGroups whose queue exists, by UID; keys, sort and columns in parallel.
-        let mut pgs: Vec<(String, &Arc<PodGroup>, QueueId)> = self
+        // Jobs: PodGroups whose queue exists, by UID; rows (from the PodGroups' memos), sort
+        // and columns in parallel.
+        let mut pgs: Vec<(JobRowRef, &Arc<PodGroup>, QueueId)> = self
             .pod_groups
             .par_iter()
             .filter_map(|pg| {
@@ -354,11 +356,11 @@ impl<'a> SnapshotBuilder<'a> {
                     &pg.spec.queue
                 };
                 let q = queues.id(qname)?;
-                Some((pg.metadata.key(), pg, q))
+                Some((JobRow::lent(pg), pg, q))
             })
             .collect();
-        pgs.par_sort_by(|a, b| a.0.cmp(&b.0));
-        pgs.dedup_by(|a, b| a.0 == b.0);
+        pgs.par_sort_by(|a, b| a.0.uid.cmp(&b.0.uid));
+        pgs.dedup_by(|a, b| a.0.uid == b.0.uid);
         let priority_of = |pg: &PodGroup| {
             if pg.spec.priority_class_name.is_empty() {
                 default_priority
@@ -369,77 +371,36 @@ impl<'a> SnapshotBuilder<'a> {
                     .unwrap_or(default_priority)
             }
         };
-        let preemptable_of = |pg: &PodGroup| {
-            pg.metadata
-                .annotations
-                .get(PREEMPTABLE_KEY)
-                .or_else(|| pg.metadata.labels.get(PREEMPTABLE_KEY))
-                .map(|v| parse_go_bool(v).unwrap_or(false))
-                .unwrap_or(false)
-        };
-        let min_sub_jobs_of = |uid: &str, pg: &PodGroup| {
-            let mut min_sub = BTreeMap::new();
-            for p in &pg.spec.sub_group_policy {
-                min_sub.insert(format!("{uid}/{}", p.name), p.min_sub_groups.unwrap_or(0));
-            }
-            min_sub
-        };
         let mut jobs = JobTable::default();
         let j = &mut jobs;
-        j.name = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.metadata.name.clone())
-            .collect();
-        j.namespace = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.metadata.namespace.clone())
-            .collect();
+        macro_rules! from_row {
+            ($($field:ident),*) => {$(
+                j.$field = pgs.par_iter().map(|(row, _, _)| row.$field.clone()).collect();
+            )*};
+        }
+        from_row!(
+            uid,
+            name,
+            namespace,
+            min_available,
+            min_resources,
+            task_min_available_total,
+            preemptable,
+            created,
+            phase,
+            network_topology,
+            has_sub_group_policy,
+            min_sub_jobs
+        );
         j.queue = pgs.iter().map(|(_, _, q)| *q).collect();
-        j.min_available = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.spec.min_member.max(0))
-            .collect();
         j.priority = pgs.par_iter().map(|(_, pg, _)| priority_of(pg)).collect();
-        j.min_resources = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.spec.min_resources.as_ref().map(Resource::from_list))
-            .collect();
         j.task_min_available = pgs
             .par_iter()
             .map(|(_, pg, _)| pg.spec.min_task_member.clone())
             .collect();
-        j.task_min_available_total = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.spec.min_task_member.values().sum())
-            .collect();
-        j.preemptable = pgs
-            .par_iter()
-            .map(|(_, pg, _)| preemptable_of(pg))
-            .collect();
-        j.created = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.metadata.creation_timestamp.unwrap_or_default())
-            .collect();
         j.podgroup = pgs.par_iter().map(|(_, pg, _)| Arc::clone(pg)).collect();
-        j.phase = pgs
-            .par_iter()
-            .map(|(_, pg, _)| known_phase(&pg.status.phase))
-            .collect();
         j.tasks = vec![Vec::new(); pgs.len()];
-        j.network_topology = pgs
-            .par_iter()
-            .map(|(_, pg, _)| topology_of(&pg.spec.network_topology))
-            .collect();
-        j.has_sub_group_policy = pgs
-            .par_iter()
-            .map(|(_, pg, _)| !pg.spec.sub_group_policy.is_empty())
-            .collect();
         j.sub_jobs = vec![Vec::new(); pgs.len()];
-        j.min_sub_jobs = pgs
-            .par_iter()
-            .map(|(uid, pg, _)| min_sub_jobs_of(uid, pg))
-            .collect();
-        j.uid = pgs.into_par_iter().map(|(uid, _, _)| uid).collect();
         // Tasks: by job, each job's pods in task order, then the pods of no session job. The
         // groups come sorted (from the cache's index, or grouped here from loose pods), so
         // placing them takes one lookup per group.
@@ -458,7 +419,7 @@ impl<'a> SnapshotBuilder<'a> {
             .namespace
             .par_iter()
             .zip(&j.name)
-            .map(|(namespace, name)| match name.as_str() {
+            .map(|(namespace, name)| match &**name {
                 "" => &[][..],
                 name => index.members(namespace, name),
             })
@@ -470,7 +431,7 @@ impl<'a> SnapshotBuilder<'a> {
                 .namespace
                 .iter()
                 .zip(&j.name)
-                .map(|(namespace, name)| (namespace.as_str(), name.as_str()))
+                .map(|(namespace, name)| (&**namespace, &**name))
                 .collect();
             for (namespace, group, pods) in index.groups() {
                 if group.is_empty() || !jobs.contains(&(namespace, group)) {
@@ -671,7 +632,7 @@ fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
     let with_tasks: Vec<usize> = (0..jobs.len())
         .filter(|&j| !jobs.tasks[j].is_empty())
         .collect();
-    let uid: Vec<String> = with_tasks
+    let uid: Vec<Arc<str>> = with_tasks
         .par_iter()
         .map(|&j| jobs.uid[j].clone())
         .collect();
@@ -702,8 +663,8 @@ fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
 }
 
 struct DefaultSubJob {
-    uid: String,
-    gid: String,
+    uid: Arc<str>,
+    gid: Arc<str>,
     topology: Option<NetworkTopology>,
     tasks: Vec<TaskId>,
 }
@@ -781,9 +742,9 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
                 let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
                 target = Some(*by_uid.entry(uid.clone()).or_insert_with(|| {
                     s.push(
-                        uid,
+                        uid.into(),
                         job,
-                        format!("{juid}/{}", policy.name),
+                        format!("{juid}/{}", policy.name).into(),
                         policy.sub_group_size.unwrap_or(1),
                         values.first().and_then(|v| v.parse().ok()).unwrap_or(0),
                         topology_of(&policy.network_topology),

@@ -24,9 +24,10 @@ pub struct NetworkTopology {
 /// Jobs, sorted by UID (`namespace/name`).
 #[derive(Debug, Default)]
 pub struct JobTable {
-    pub uid: Vec<String>,
-    pub name: Vec<String>,
-    pub namespace: Vec<String>,
+    /// Shared with the PodGroup's memoised row (`JobRow`).
+    pub uid: Vec<Arc<str>>,
+    pub name: Vec<Arc<str>>,
+    pub namespace: Vec<Arc<str>>,
     pub queue: Vec<QueueId>,
     /// `spec.minMember`.
     pub min_available: Vec<i32>,
@@ -80,10 +81,10 @@ impl JobTable {
 /// Sub-jobs (Volcano's `SubJobInfo`), grouped by job.
 #[derive(Debug, Default)]
 pub struct SubJobTable {
-    pub uid: Vec<String>,
+    pub uid: Vec<Arc<str>>,
     pub job: Vec<JobId>,
     /// The policy group id (`<job>/<policy name>`); the job UID for a default sub-job.
-    pub gid: Vec<String>,
+    pub gid: Vec<Arc<str>>,
     pub min_available: Vec<i32>,
     pub match_index: Vec<i64>,
     pub network_topology: Vec<Option<NetworkTopology>>,
@@ -96,9 +97,9 @@ impl SubJobTable {
     #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
-        uid: String,
+        uid: Arc<str>,
         job: JobId,
-        gid: String,
+        gid: Arc<str>,
         min_available: i32,
         match_index: i64,
         network_topology: Option<NetworkTopology>,

@@ -7,6 +7,7 @@
 mod build;
 mod derived;
 mod hyper_nodes;
+mod job_row;
 mod jobs;
 mod label_index;
 mod node_refresh;
@@ -27,6 +28,7 @@ pub use build::{
 };
 pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
+pub use job_row::prepare_job_row;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
 pub use node_refresh::Refreshed;
@@ -133,7 +135,7 @@ impl Snapshot {
     pub fn job_id(&self, uid: &str) -> Option<JobId> {
         self.jobs
             .uid
-            .binary_search_by(|u| u.as_str().cmp(uid))
+            .binary_search_by(|u| (**u).cmp(uid))
             .ok()
             .map(|i| JobId(i as u32))
     }

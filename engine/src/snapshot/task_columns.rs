@@ -5,6 +5,7 @@
 //! In a steady cluster nine jobs in ten are unchanged from one cycle to the next, so most rows
 //! are moved rather than read from 400k scattered pod memos and their node looked up again.
 
+use std::cmp::Ordering;
 use std::convert::identity;
 use std::sync::{Arc, Mutex};
 
@@ -81,18 +82,40 @@ enum EarlierColumn<'e, T> {
 }
 
 /// For each new job, the first row of its tasks in the earlier snapshot, when the job was there
-/// with the very same pod versions in the same order (so its rows are the same). The earlier
-/// job table is sorted by UID, so each job finds its earlier self by binary search, on the pool.
+/// with the very same pod versions in the same order (so its rows are the same). Both job tables
+/// are sorted by UID, so the jobs are paired in one merge; a PodGroup that did not change shares
+/// its UID with the earlier table (its memoised row's), so most pairs compare one pointer, not
+/// text. The pods are then compared on the pool.
 pub(super) fn earlier_starts(
     earlier: &TaskTables,
-    uids: &[String],
+    uids: &[Arc<str>],
     members: &[&[Arc<Pod>]],
 ) -> Vec<Option<usize>> {
     let (jobs, tasks) = (&earlier.jobs, &earlier.tasks);
-    uids.par_iter()
+    let mut at = 0;
+    let pairs: Vec<Option<usize>> = uids
+        .iter()
+        .map(|uid| {
+            while let Some(e) = jobs.uid.get(at) {
+                let order = if Arc::ptr_eq(e, uid) {
+                    Ordering::Equal
+                } else {
+                    (**e).cmp(&**uid)
+                };
+                match order {
+                    Ordering::Less => at += 1,
+                    Ordering::Equal => return Some(at),
+                    Ordering::Greater => return None,
+                }
+            }
+            None
+        })
+        .collect();
+    pairs
+        .par_iter()
         .zip(members)
-        .map(|(uid, pods)| {
-            let e = jobs.uid.binary_search(uid).ok()?;
+        .map(|(&e, pods)| {
+            let e = e?;
             if jobs.tasks[e].len() != pods.len() {
                 return None;
             }

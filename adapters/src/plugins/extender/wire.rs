@@ -81,7 +81,7 @@ pub fn task(ssn: &SessionState, t: TaskId) -> TaskInfo<'_> {
     let (s, i) = (&ssn.snap, t.idx());
     TaskInfo {
         uid: &s.tasks.uid[i],
-        job: s.tasks.job[i].map_or("", |j| s.jobs.uid[j.idx()].as_str()),
+        job: s.tasks.job[i].map_or("", |j| &*s.jobs.uid[j.idx()]),
         name: &s.tasks.name[i],
         namespace: &s.tasks.namespace[i],
         task_role: &s.tasks.role[i],
@@ -280,7 +280,7 @@ pub fn session_open(ssn: &SessionState) -> SessionOpen<'_> {
         jobs: s
             .jobs
             .ids()
-            .map(|j| (s.jobs.uid[j.idx()].as_str(), job(ssn, j)))
+            .map(|j| (&*s.jobs.uid[j.idx()], job(ssn, j)))
             .collect(),
         nodes: s
             .nodes

@@ -45,9 +45,7 @@ impl Worksheet {
         let mut not_ready: Vec<SubJobId> = Vec::new();
         for &sj in &snap.jobs.sub_jobs[job.idx()] {
             if ssn.sub_job_ready(job, sj) {
-                *ready
-                    .entry(snap.sub_jobs.gid[sj.idx()].as_str())
-                    .or_default() += 1;
+                *ready.entry(&*snap.sub_jobs.gid[sj.idx()]).or_default() += 1;
             } else {
                 not_ready.push(sj);
             }
@@ -63,7 +61,7 @@ impl Worksheet {
         });
         let mut ws = Worksheet::default();
         for sj in not_ready {
-            let gid = snap.sub_jobs.gid[sj.idx()].as_str();
+            let gid = &*snap.sub_jobs.gid[sj.idx()];
             let min = snap.jobs.min_sub_jobs[job.idx()]
                 .get(gid)
                 .copied()

@@ -71,7 +71,7 @@ impl Surplus {
             for &sj in &snap.jobs.sub_jobs[j] {
                 if st.sub_job_is_ready(sj) {
                     *groups
-                        .entry(snap.sub_jobs.gid[sj.idx()].clone())
+                        .entry(snap.sub_jobs.gid[sj.idx()].to_string())
                         .or_default() += 1;
                 } else {
                     broken.push(sj);
@@ -101,7 +101,7 @@ impl Surplus {
             (Some(_), None) => false,
             (Some(g), Some(sj)) => {
                 self.broken.contains(&sj)
-                    || g.get(&snap.sub_jobs.gid[sj.idx()]).copied().unwrap_or(0) > 0
+                    || g.get(&*snap.sub_jobs.gid[sj.idx()]).copied().unwrap_or(0) > 0
             }
         };
         if self.job <= 0 || role_left.is_some_and(|left| left <= 0) || !group_safe {
@@ -116,7 +116,7 @@ impl Surplus {
         {
             self.broken.push(sj);
             *groups
-                .entry(snap.sub_jobs.gid[sj.idx()].clone())
+                .entry(snap.sub_jobs.gid[sj.idx()].to_string())
                 .or_default() -= 1;
         }
         true

@@ -80,7 +80,7 @@ pub(super) fn build(ssn: &SessionState) -> Result<Hierarchy, Broken> {
         let q = ssn.snap.jobs.queue[j.idx()];
         if !attrs[q.idx()].is_leaf() {
             return Err(Broken::JobInInnerQueue {
-                job: ssn.snap.jobs.uid[j.idx()].clone(),
+                job: ssn.snap.jobs.uid[j.idx()].to_string(),
                 queue: queues.name[q.idx()].clone(),
             });
         }

@@ -1,0 +1,127 @@
+//! What a job row takes from its PodGroup alone, derived once per version of the PodGroup.
+//!
+//! The cache hands every snapshot the same `Arc<PodGroup>` until the PodGroup changes (a status
+//! the scheduler writes back unchanged makes no new version), so a snapshot formats no key,
+//! parses no `minResources` and copies no string for the PodGroups that did not change: it
+//! shares the row's strings. Sharing the UID also lets a snapshot find a job's earlier self by
+//! pointer (`task_columns::earlier_starts`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::build::{PREEMPTABLE_KEY, parse_go_bool, topology_of};
+use super::jobs::{NetworkTopology, known_phase};
+use crate::api::{PodGroup, Time};
+use crate::model::Resource;
+
+/// One PodGroup's job row, before it is given an id, a queue and a priority (those depend on
+/// other objects).
+#[derive(Debug)]
+pub(super) struct JobRow {
+    /// `namespace/name`.
+    pub uid: Arc<str>,
+    pub name: Arc<str>,
+    pub namespace: Arc<str>,
+    pub min_available: i32,
+    pub min_resources: Option<Resource>,
+    pub task_min_available_total: i32,
+    pub preemptable: bool,
+    pub created: Time,
+    pub phase: Option<&'static str>,
+    pub network_topology: Option<NetworkTopology>,
+    pub has_sub_group_policy: bool,
+    /// `minSubGroups` per policy group id (`<job>/<policy>`).
+    pub min_sub_jobs: BTreeMap<String, i32>,
+}
+
+/// Derives and memoises the job row of `pg` (the cache calls it as PodGroups arrive).
+pub fn prepare_job_row(pg: &PodGroup) {
+    JobRow::lent(pg);
+}
+
+/// A job row lent from its PodGroup's memo, or shared when the memo has no slot left for it.
+pub(super) enum JobRowRef<'a> {
+    Lent(&'a JobRow),
+    Shared(Arc<JobRow>),
+}
+
+impl std::ops::Deref for JobRowRef<'_> {
+    type Target = JobRow;
+
+    fn deref(&self) -> &JobRow {
+        match self {
+            JobRowRef::Lent(row) => row,
+            JobRowRef::Shared(row) => row,
+        }
+    }
+}
+
+impl JobRow {
+    /// The row of `pg`, lent where its memo can lend it (no reference count touched).
+    pub fn lent(pg: &PodGroup) -> JobRowRef<'_> {
+        match pg.memo.get_or_init_ref(|| JobRow::derive(pg)) {
+            Some(row) => JobRowRef::Lent(row),
+            None => JobRowRef::Shared(pg.memo.get_or_init(|| JobRow::derive(pg))),
+        }
+    }
+
+    fn derive(pg: &PodGroup) -> JobRow {
+        let m = &pg.metadata;
+        let uid = m.key();
+        let min_sub_jobs = pg
+            .spec
+            .sub_group_policy
+            .iter()
+            .map(|p| (format!("{uid}/{}", p.name), p.min_sub_groups.unwrap_or(0)))
+            .collect();
+        JobRow {
+            name: m.name.as_str().into(),
+            namespace: m.namespace.as_str().into(),
+            min_available: pg.spec.min_member.max(0),
+            min_resources: pg.spec.min_resources.as_ref().map(Resource::from_list),
+            task_min_available_total: pg.spec.min_task_member.values().sum(),
+            preemptable: m
+                .annotations
+                .get(PREEMPTABLE_KEY)
+                .or_else(|| m.labels.get(PREEMPTABLE_KEY))
+                .is_some_and(|v| parse_go_bool(v).unwrap_or(false)),
+            created: m.creation_timestamp.unwrap_or_default(),
+            phase: known_phase(&pg.status.phase),
+            network_topology: topology_of(&pg.spec.network_topology),
+            has_sub_group_policy: !pg.spec.sub_group_policy.is_empty(),
+            min_sub_jobs,
+            uid: uid.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobRow;
+    use crate::api::PodGroup;
+
+    fn pod_group(yaml: &str) -> PodGroup {
+        crate::harness::Harness::parse(yaml)
+    }
+
+    #[test]
+    fn a_pod_group_version_derives_its_row_once_and_a_changed_copy_derives_its_own() {
+        let pg = pod_group(
+            "metadata: {namespace: ns, name: g, annotations: {volcano.sh/preemptable: 'true'}}\n\
+             spec: {minMember: 3, minResources: {cpu: '2'}}\nstatus: {phase: Running}",
+        );
+        let (a, b) = (JobRow::lent(&pg), JobRow::lent(&pg));
+        assert!(std::ptr::eq(&*a, &*b));
+        assert_eq!(&*a.uid, "ns/g");
+        assert_eq!(
+            (a.min_available, a.preemptable, a.phase),
+            (3, true, Some("Running"))
+        );
+        assert_eq!(a.min_resources.as_ref().map(|r| r.milli_cpu), Some(2000.0));
+        let mut changed = pg.clone();
+        changed.status.phase = "Custom".into();
+        let c = JobRow::lent(&changed);
+        assert!(!std::ptr::eq(&*a, &*c));
+        assert_eq!((&*c.uid, c.phase), ("ns/g", None));
+    }
+}
