@@ -44,7 +44,7 @@ pub struct LoopSettings {
 }
 
 /// A PodScheduled condition as written: reason, message and nominated node.
-type WrittenCondition = (&'static str, String, Option<String>);
+type WrittenCondition = (&'static str, Arc<str>, Option<String>);
 
 /// The scheduler loop's state; it is the only writer of the cache.
 pub struct Scheduler {
@@ -469,7 +469,7 @@ impl Scheduler {
             namespace: b.namespace.clone(),
             name: b.name.clone(),
             reason: "SchedulerError",
-            message: format!("failed to bind to node {}: {e}", b.node),
+            message: format!("failed to bind to node {}: {e}", b.node).into(),
             nominated_node: None,
         };
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
@@ -542,7 +542,7 @@ impl Scheduler {
                     object: self.raw.object_ref(ObjectKind::Pod, &c.namespace, &c.name),
                     type_: "Warning",
                     reason: "FailedScheduling".into(),
-                    message: c.message.clone(),
+                    message: c.message.to_string(),
                 });
             }
             memo.insert(key, value);

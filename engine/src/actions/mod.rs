@@ -126,6 +126,37 @@ mod tests {
     }
 
     #[test]
+    fn tasks_without_a_fit_error_of_their_own_share_their_jobs_message() {
+        let mut ssn = Harness::new(GANG)
+            .queue("q", 1)
+            .node("n1", "1", "4Gi", &[])
+            .pod_group("ns", "pg", "q", 3)
+            .pod("ns", "pg-p-0", "pg", "2", "1Gi")
+            .pod("ns", "pg-p-1", "pg", "2", "1Gi")
+            .pod("ns", "pg-p-2", "pg", "2", "1Gi")
+            .open()
+            .unwrap();
+        super::run_all(&mut ssn);
+        let d = ssn.close();
+        let message = |name: &str| {
+            let c = d.pod_conditions.iter().find(|c| &*c.name == name);
+            c.map(|c| c.message.clone()).unwrap()
+        };
+        // Allocate tried one task, which failed; the other two carry the job's fit error.
+        let tried = ["pg-p-0", "pg-p-1", "pg-p-2"]
+            .into_iter()
+            .filter(|name| message(name).contains("Insufficient cpu"))
+            .count();
+        assert!(tried >= 1, "{:?}", d.pod_conditions);
+        let (a, b) = (message("pg-p-1"), message("pg-p-2"));
+        assert_eq!(a, b);
+        assert!(
+            std::sync::Arc::ptr_eq(&a, &b),
+            "one shared string, not a copy per task"
+        );
+    }
+
+    #[test]
     fn enqueue_admits_pending_pod_groups_without_min_resources() {
         let mut pg: crate::api::PodGroup = Harness::parse(
             "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Pending}\n",

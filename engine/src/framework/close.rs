@@ -1,6 +1,8 @@
 //! `CloseSession` (spec §3.9): plugin close hooks, the job status updater, queue status, and the
 //! per-task scheduling reasons, all returned as `Decisions`.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::{
@@ -137,9 +139,14 @@ impl Session {
             || conditions_changed(&status.conditions, &old.conditions);
         let ns = snap.jobs.namespace[j.idx()].clone();
         let name = snap.jobs.name[j.idx()].clone();
-        // Built only when a message needs it: most jobs at close are running fine.
-        let fit_cell = std::cell::OnceCell::new();
-        let fit = || fit_cell.get_or_init(|| self.state.job_fit_error(j)).clone();
+        // Built only when a message needs it: most jobs at close are running fine. Shared by
+        // the job's tasks that have no fit error of their own (most of a gang that failed).
+        let fit_cell: std::cell::OnceCell<Arc<str>> = std::cell::OnceCell::new();
+        let fit = || -> Arc<str> {
+            fit_cell
+                .get_or_init(|| Arc::from(self.state.job_fit_error(j)))
+                .clone()
+        };
         // Built only for an event: most jobs at close have none.
         let pg_object = || EventObject::PodGroup {
             namespace: ns.to_string(),
@@ -193,7 +200,8 @@ impl Session {
                         "Pod {} can possibly be assigned to {}, once minAvailable is satisfied",
                         key(),
                         node.clone().unwrap_or_default()
-                    ),
+                    )
+                    .into(),
                     None,
                 ),
                 TaskStatus::Pipelined => {
@@ -206,13 +214,14 @@ impl Session {
                             "Pod {} can possibly be assigned to {}, once resource is released and minAvailable is satisfied",
                             key(),
                             node.clone().unwrap_or_default()
-                        ),
+                        )
+                        .into(),
                         if evicted { node.clone() } else { None },
                     )
                 }
                 TaskStatus::Pending => {
                     let message = match self.state.job_fit_errors[j.idx()].get(&t) {
-                        Some(fe) => fe.summary(snap.nodes.len()),
+                        Some(fe) => fe.summary(snap.nodes.len()).into(),
                         None => fit(),
                     };
                     ("Unschedulable", message, None)

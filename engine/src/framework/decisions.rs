@@ -56,7 +56,8 @@ pub struct PodConditionUpdate {
     pub namespace: Arc<str>,
     pub name: Arc<str>,
     pub reason: &'static str,
-    pub message: String,
+    /// Shared by the tasks of a job that have the job's fit error as their message.
+    pub message: Arc<str>,
     /// The nominated node, when an eviction was made for this task.
     pub nominated_node: Option<String>,
 }

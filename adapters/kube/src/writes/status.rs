@@ -119,7 +119,7 @@ pub fn pod_condition_write(raw: &Value, c: &PodConditionUpdate, now: &str) -> Op
         .filter(|n| !n.is_empty() && *n != nominated_held);
     let same = old.is_some_and(|i| {
         let o = &conditions[i];
-        o["status"] == "False" && o["reason"] == c.reason && o["message"] == c.message.as_str()
+        o["status"] == "False" && o["reason"] == c.reason && o["message"] == *c.message
     });
     if same && nominate.is_none() {
         return None;
@@ -131,7 +131,7 @@ pub fn pod_condition_write(raw: &Value, c: &PodConditionUpdate, now: &str) -> Op
         _ => json!(now),
     };
     let condition = json!({"type": "PodScheduled", "status": "False", "reason": c.reason,
-        "message": c.message, "lastTransitionTime": transition});
+        "message": &*c.message, "lastTransitionTime": transition});
     let mut conditions = conditions;
     match old {
         Some(i) => conditions[i] = condition,
