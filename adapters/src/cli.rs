@@ -87,6 +87,10 @@ pub struct BenchArgs {
     /// Run the engine's plain path, without equivalence-class caches (the reference).
     #[arg(long)]
     pub no_class_caches: bool,
+    /// Start cycle 1 on a cold cache: skip the warm-up `vc-scheduler` does once its initial
+    /// lists are in (node tables, job and task rows), so cycle 1 builds them.
+    #[arg(long)]
+    pub cold: bool,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +247,7 @@ fn run_bench_command(
         cycles: a.cycles,
         record_decisions: a.decisions.is_some(),
         disable_class_caches: a.no_class_caches,
+        cold: a.cold,
     };
     let workload = load_workload(&a.workload, a.seed).map_err(|e| e.to_string())?;
     let run = run_bench(workload, conf, registry, &options).map_err(|e| e.to_string())?;

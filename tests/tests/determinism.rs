@@ -29,6 +29,7 @@ fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool) -> Strin
         cycles: 3,
         record_decisions: true,
         disable_class_caches,
+        cold: false,
     };
     let run = run_bench(
         Workload::generated("test", g),

@@ -306,6 +306,9 @@ impl Scheduler {
     /// Runs cycles until a fatal error (a refused configuration without fallback).
     pub async fn run(mut self) -> Result<(), String> {
         self.wait_for_sync().await;
+        let start = Instant::now();
+        self.state.warm_up(&self.settings.default_queue);
+        tracing::info!("cache warmed up in {:?}", start.elapsed());
         loop {
             self.drain_feed();
             self.maybe_reload()?;

@@ -1,5 +1,6 @@
 //! `tephra bench`: scheduling cycles on a workload with per-phase timing. Cycle 1 sees every
-//! pending pod; each later cycle first applies the workload's churn. Cycles run inside a
+//! pending pod, on a cache warmed up as the scheduler's is once its initial lists are in (unless
+//! `--cold`); each later cycle first applies the workload's churn. Cycles run inside a
 //! dedicated rayon pool of the requested size, which the engine's parallel loops use.
 
 mod cpu_time;
@@ -9,11 +10,13 @@ mod report;
 mod rss;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{PluginRegistry, SessionOptions};
 
 use crate::InputError;
+use crate::offline::DEFAULT_QUEUE;
 use crate::workload::{ChurnStep, Workload};
 pub use cycle::{CycleTiming, timed_cycle};
 pub use report::{write_json, write_text};
@@ -29,6 +32,8 @@ pub struct BenchOptions {
     pub record_decisions: bool,
     /// Run the engine's plain path (see `SessionOptions::disable_class_caches`).
     pub disable_class_caches: bool,
+    /// Start cycle 1 on a cache that has built nothing yet (no `ClusterState::warm_up`).
+    pub cold: bool,
 }
 
 /// What a benchmark measured.
@@ -42,6 +47,8 @@ pub struct BenchRun {
     /// Sorted decisions of every cycle, when recorded.
     pub decisions: Option<String>,
     pub peak_rss_bytes: Option<u64>,
+    /// The cache's warm-up once the cluster is loaded (`None`: started cold).
+    pub warm_up_ms: Option<f64>,
 }
 
 /// Runs `options.cycles` cycles of `workload` under `conf`.
@@ -64,7 +71,15 @@ pub fn run_bench(
         churn: Vec::new(),
         decisions: options.record_decisions.then(String::new),
         peak_rss_bytes: None,
+        warm_up_ms: None,
     };
+    // As the scheduler does once its initial lists are in.
+    if !options.cold {
+        let state = &mut workload.state;
+        let start = Instant::now();
+        pool.install(|| state.warm_up(DEFAULT_QUEUE));
+        run.warm_up_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    }
     let shared = SessionOptions {
         disable_class_caches: options.disable_class_caches,
         ..Default::default()

@@ -1,7 +1,8 @@
 //! How a benchmark is shown: a table for people (with each cycle's CPU time, to tell cost from
 //! waiting for a core on a busy machine), or one JSON document for tools
 //! (`{"workload":…,"threads":…,"cycles":[{"total_ms":…,"snapshot_ms":…,"open_ms":…,
-//! "actions_ms":{"enqueue":…,…},"close_ms":…,"binds":…}],"peak_rss_bytes":…}`).
+//! "actions_ms":{"enqueue":…,…},"close_ms":…,"binds":…}],"peak_rss_bytes":…,"warm_up_ms":…}`,
+//! `warm_up_ms` absent when started cold).
 
 use std::io::{self, Write};
 
@@ -16,6 +17,9 @@ struct Report<'a> {
     threads: usize,
     cycles: Vec<Cycle<'a>>,
     peak_rss_bytes: Option<u64>,
+    /// Before cycle 1; absent when started cold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warm_up_ms: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -61,6 +65,7 @@ pub fn write_json(run: &BenchRun, out: &mut dyn Write) -> io::Result<()> {
         threads: run.threads,
         cycles: run.cycles.iter().map(Cycle::from).collect(),
         peak_rss_bytes: run.peak_rss_bytes,
+        warm_up_ms: run.warm_up_ms,
     };
     serde_json::to_writer(&mut *out, &report)?;
     writeln!(out)
@@ -75,6 +80,10 @@ pub fn write_text(run: &BenchRun, out: &mut dyn Write) -> io::Result<()> {
         run.threads,
         if run.threads == 1 { "" } else { "s" }
     )?;
+    match run.warm_up_ms {
+        Some(ms) => writeln!(out, "cache warm-up before cycle 1: {ms:.1} ms")?,
+        None => writeln!(out, "cold cache: cycle 1 builds every table")?,
+    }
     let actions: Vec<&str> = run
         .cycles
         .first()
@@ -146,6 +155,7 @@ mod tests {
             }],
             decisions: None,
             peak_rss_bytes: Some(3 * 1024 * 1024),
+            warm_up_ms: Some(4.5),
         }
     }
 
@@ -159,8 +169,30 @@ mod tests {
             r#""open_ms":2.0,"actions_ms":{"enqueue":0.5,"allocate":10.0,"backfill":0.25},"#,
             r#""close_ms":3.0,"binds":1000},"#
         )));
-        assert!(text.ends_with("\"peak_rss_bytes\":3145728}\n"));
+        assert!(text.ends_with("\"peak_rss_bytes\":3145728,\"warm_up_ms\":4.5}\n"));
         assert_eq!(text.lines().count(), 1);
+    }
+
+    #[test]
+    fn a_cold_run_reports_no_warm_up() {
+        let cold = BenchRun {
+            warm_up_ms: None,
+            ..run()
+        };
+        let mut out = Vec::new();
+        write_json(&cold, &mut out).unwrap();
+        assert!(
+            String::from_utf8(out)
+                .unwrap()
+                .ends_with("\"peak_rss_bytes\":3145728}\n")
+        );
+        let mut out = Vec::new();
+        write_text(&cold, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some("cold cache: cycle 1 builds every table")
+        );
     }
 
     #[test]
@@ -170,13 +202,14 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "workload small, 2 threads");
-        assert!(lines[1].contains("allocate") && lines[1].ends_with("cpu ms   binds  churn"));
+        assert_eq!(lines[1], "cache warm-up before cycle 1: 4.5 ms");
+        assert!(lines[2].contains("allocate") && lines[2].ends_with("cpu ms   binds  churn"));
         assert!(
-            lines[2].trim_start().starts_with("1       16.8"),
+            lines[3].trim_start().starts_with("1       16.8"),
             "{}",
-            lines[2]
+            lines[3]
         );
-        assert!(lines[3].ends_with("  -75 +80 pods"), "{}", lines[3]);
-        assert_eq!(lines[4], "peak RSS 3.0 MiB");
+        assert!(lines[4].ends_with("  -75 +80 pods"), "{}", lines[4]);
+        assert_eq!(lines[5], "peak RSS 3.0 MiB");
     }
 }
