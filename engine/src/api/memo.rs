@@ -10,8 +10,8 @@ use std::any::{Any, TypeId};
 use std::cell::LazyCell;
 use std::sync::{Arc, OnceLock};
 
-/// How many derived types one object can keep; a value of one more type is computed every time
-/// it is asked for (correct, just not memoised).
+/// How many derived types one object keeps by default; a value of one more type is computed
+/// every time it is asked for (correct, just not memoised).
 const SLOTS: usize = 4;
 
 /// A memoised value, of the type its entry's id names.
@@ -21,12 +21,19 @@ type Entry = (TypeId, Value);
 
 /// A small type-keyed store of derived values, one per type. Reads take no lock: every cycle
 /// reads each pod's values from several threads.
-#[derive(Default)]
-pub struct Memo {
-    slots: [OnceLock<Entry>; SLOTS],
+pub struct Memo<const N: usize = SLOTS> {
+    slots: [OnceLock<Entry>; N],
 }
 
-impl Memo {
+impl<const N: usize> Default for Memo<N> {
+    fn default() -> Self {
+        Memo {
+            slots: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+}
+
+impl<const N: usize> Memo<N> {
     /// The value of type `T`, computed by `make` the first time it is asked for.
     pub fn get_or_init<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
         match self.slot(make) {
@@ -61,20 +68,20 @@ impl Memo {
 }
 
 /// A copy is a new version of the object: it starts with nothing memoised.
-impl Clone for Memo {
+impl<const N: usize> Clone for Memo<N> {
     fn clone(&self) -> Self {
         Memo::default()
     }
 }
 
 /// Derived values are not part of an object's identity.
-impl PartialEq for Memo {
-    fn eq(&self, _: &Memo) -> bool {
+impl<const N: usize> PartialEq for Memo<N> {
+    fn eq(&self, _: &Memo<N>) -> bool {
         true
     }
 }
 
-impl std::fmt::Debug for Memo {
+impl<const N: usize> std::fmt::Debug for Memo<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Memo")
     }
@@ -86,7 +93,7 @@ mod tests {
 
     #[test]
     fn lends_the_value_it_shares() {
-        let m = Memo::default();
+        let m: Memo = Memo::default();
         let shared = m.get_or_init(|| 7u64);
         let lent = m.get_or_init_ref::<u64>(|| unreachable!("computed once"));
         assert!(std::ptr::eq(lent.unwrap(), &*shared));
@@ -95,7 +102,7 @@ mod tests {
 
     #[test]
     fn lends_nothing_once_the_slots_are_full() {
-        let m = Memo::default();
+        let m: Memo = Memo::default();
         m.get_or_init(|| 1u8);
         m.get_or_init(|| 1u16);
         m.get_or_init(|| 1u32);
@@ -105,8 +112,17 @@ mod tests {
     }
 
     #[test]
+    fn a_one_slot_memo_keeps_one_type_and_still_gives_others() {
+        let m: Memo<1> = Memo::default();
+        assert_eq!(m.get_or_init_ref(|| 1u8), Some(&1));
+        assert_eq!(m.get_or_init_ref(|| 2u16), None);
+        assert_eq!(*m.get_or_init(|| 2u16), 2);
+        assert_eq!(m.get_or_init_ref::<u8>(|| unreachable!("kept")), Some(&1));
+    }
+
+    #[test]
     fn computes_once_per_type() {
-        let m = Memo::default();
+        let m: Memo = Memo::default();
         let a = m.get_or_init(|| 41u32);
         let b = m.get_or_init::<u32>(|| unreachable!("computed once"));
         assert!(Arc::ptr_eq(&a, &b));
@@ -115,7 +131,7 @@ mod tests {
 
     #[test]
     fn values_of_more_types_than_slots_are_still_given() {
-        let m = Memo::default();
+        let m: Memo = Memo::default();
         assert_eq!(*m.get_or_init(|| 1u8), 1);
         assert_eq!(*m.get_or_init(|| 2u16), 2);
         assert_eq!(*m.get_or_init(|| 3u32), 3);
@@ -127,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_clone_forgets_what_was_memoised() {
-        let m = Memo::default();
+        let m: Memo = Memo::default();
         m.get_or_init(|| 1u8);
         assert_eq!(*m.clone().get_or_init(|| 2u8), 2);
     }

@@ -300,9 +300,10 @@ pub struct PodGroup {
     pub metadata: ObjectMeta,
     pub spec: PodGroupSpec,
     pub status: PodGroupStatus,
-    /// What scheduling derived from this version of the PodGroup (its job row).
+    /// What scheduling derived from this version of the PodGroup: its job row, the one type
+    /// kept (a slot is 40 bytes on every PodGroup).
     #[serde(skip)]
-    pub memo: Memo,
+    pub memo: Memo<1>,
 }
 
 /// PodGroup spec.
