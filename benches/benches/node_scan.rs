@@ -34,13 +34,11 @@ fn feasible(ssn: &Session, t: TaskId) -> Vec<NodeId> {
 }
 
 fn scores(ssn: &Session, t: TaskId, nodes: &[NodeId]) -> Vec<f64> {
-    let batch = ssn
-        .batch_node_order(t, nodes)
-        .unwrap_or_else(|| vec![0.0; nodes.len()]);
+    let batch = ssn.batch_node_order(t, nodes);
     nodes
         .iter()
-        .zip(batch)
-        .map(|(&n, b)| ssn.node_order(t, n) + b)
+        .enumerate()
+        .map(|(i, &n)| ssn.node_order(t, n) + batch.as_ref().map_or(0.0, |b| b[i]))
         .collect()
 }
 

@@ -37,13 +37,15 @@ impl Observed {
         let snap = &ssn.state.snap;
         let nodes: Vec<NodeId> = snap.nodes.ids().collect();
         for t in (0..snap.tasks.len() as u32).map(TaskId) {
-            let batch = ssn
-                .batch_node_order(t, &nodes)
-                .unwrap_or_else(|| vec![0.0; nodes.len()]);
+            let batch = ssn.batch_node_order(t, &nodes);
+            let batch_score = |i: usize| batch.as_ref().map_or(0.0, |b| b[i]);
             let scores = nodes
                 .iter()
-                .zip(batch)
-                .map(|(&n, b)| (snap.nodes.name[n.idx()].clone(), ssn.node_order(t, n) + b))
+                .enumerate()
+                .map(|(i, &n)| {
+                    let score = ssn.node_order(t, n) + batch_score(i);
+                    (snap.nodes.name[n.idx()].clone(), score)
+                })
                 .collect();
             self.node_order_scores.insert(snap.tasks.key(t), scores);
         }

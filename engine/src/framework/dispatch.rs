@@ -6,6 +6,7 @@
 use std::cmp::Ordering;
 
 use fixedbitset::FixedBitSet;
+use smallvec::SmallVec;
 
 use super::{EvictionContext, FitError, JobInvalid, Plugin, SearchPurpose, Session, Vote};
 
@@ -123,9 +124,10 @@ impl Session {
         sum
     }
 
-    /// BatchNodeOrder: per-node sum over plugins; the first error aborts with `None`.
-    pub fn batch_node_order(&self, task: TaskId, nodes: &[NodeId]) -> Option<Vec<f64>> {
-        let mut sum = vec![0.0; nodes.len()];
+    /// BatchNodeOrder: per-node sum over plugins; the first error aborts with `None`. One node's
+    /// sum (a re-rank after a placement) is kept inline.
+    pub fn batch_node_order(&self, task: TaskId, nodes: &[NodeId]) -> Option<SmallVec<[f64; 1]>> {
+        let mut sum: SmallVec<[f64; 1]> = smallvec::smallvec![0.0; nodes.len()];
         for (_, p) in self.enabled(Point::NodeOrder) {
             match p.batch_node_order(&self.state, task, nodes) {
                 Some(Ok(scores)) => {

@@ -13,7 +13,7 @@ use crate::plugins::k8s::image_locality::ImageSpread;
 use crate::plugins::k8s::normalize::{MAX_NODE_SCORE, MIN_NODE_SCORE};
 use crate::plugins::k8s::resource_fit::Strategy;
 use crate::plugins::k8s::{
-    Cluster, ClusterView, balanced_allocation, inter_pod_affinity_score, node_affinity,
+    Cluster, ClusterView, NodeScores, balanced_allocation, inter_pod_affinity_score, node_affinity,
     resource_fit, spread_score, taint_toleration,
 };
 
@@ -101,8 +101,12 @@ impl Scorer {
         c: &Cluster,
         task: TaskId,
         nodes: &[NodeId],
-    ) -> Result<Option<Vec<i64>>, String> {
+    ) -> Result<Option<NodeScores>, String> {
         let pod = c.pod(task);
+        // The scorers that never skip a single node keep its score inline; the others hand over
+        // their vector as it is.
+        let inline =
+            |scores: Result<Option<Vec<i64>>, String>| scores.map(|s| s.map(NodeScores::from_vec));
         match self {
             Scorer::LeastAllocated => Ok(Some(resource_fit::scores(
                 c,
@@ -117,11 +121,11 @@ impl Scorer {
                 Strategy::MostAllocated,
             ))),
             Scorer::BalancedAllocation => Ok(balanced_allocation::scores(c, task, nodes)),
-            Scorer::NodeAffinity => node_affinity::preferred_scores(
+            Scorer::NodeAffinity => inline(node_affinity::preferred_scores(
                 pod,
                 nodes.iter().map(|&n| (c.name(n), c.labels(n))),
-            ),
-            Scorer::InterPodAffinity => inter_pod_affinity_score::scores(c, task, nodes),
+            )),
+            Scorer::InterPodAffinity => inline(inter_pod_affinity_score::scores(c, task, nodes)),
             Scorer::TaintToleration => {
                 let taints = &c.ssn.snap.nodes.taints;
                 Ok(Some(taint_toleration::scores(
@@ -129,7 +133,7 @@ impl Scorer {
                     nodes.iter().map(|&n| taints[n.idx()].as_slice()),
                 )))
             }
-            Scorer::PodTopologySpread => spread_score::scores(c, task, nodes),
+            Scorer::PodTopologySpread => inline(spread_score::scores(c, task, nodes)),
         }
     }
 }

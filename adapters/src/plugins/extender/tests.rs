@@ -56,7 +56,8 @@ fn predicate_and_prioritize_answer_like_myplugin() {
     );
     assert_eq!(err.to_string(), "node(s) didn't have label my-label");
     assert_eq!(
-        ssn.batch_node_order(P, &[PLAIN, LABELLED]),
+        ssn.batch_node_order(P, &[PLAIN, LABELLED])
+            .map(|s| s.to_vec()),
         Some(vec![0.0, 0.5])
     );
 }
@@ -94,7 +95,10 @@ fn failures_stop_scheduling_unless_ignorable() {
 
     let lenient = open(&format!("{failing}, extender.ignorable: true"));
     assert!(lenient.predicate(P, PLAIN).is_ok());
-    assert_eq!(lenient.batch_node_order(P, &[PLAIN]), Some(vec![0.0]));
+    assert_eq!(
+        lenient.batch_node_order(P, &[PLAIN]).map(|s| s.to_vec()),
+        Some(vec![0.0])
+    );
     assert!(lenient.job_enqueueable(JobId(0)));
 }
 
@@ -112,7 +116,8 @@ fn pods_without_a_managed_resource_are_not_sent() {
     let ssn = open(&verbs(&s, ", extender.managedResources: [nvidia.com/gpu]"));
     assert!(ssn.predicate(P, PLAIN).is_ok());
     assert_eq!(
-        ssn.batch_node_order(P, &[PLAIN, LABELLED]),
+        ssn.batch_node_order(P, &[PLAIN, LABELLED])
+            .map(|s| s.to_vec()),
         Some(vec![0.0, 0.0])
     );
     assert!(s.calls().is_empty());

@@ -2,6 +2,7 @@
 //! whose resource fractions stay even after placing the pod score higher. Real requests on both
 //! sides (no non-zero defaults); no normalisation.
 
+use super::NodeScores;
 use super::cluster::Cluster;
 use super::normalize::MAX_NODE_SCORE;
 use super::requests::allocatable;
@@ -36,7 +37,7 @@ fn balance(requested: &[i64], capacity: &[i64]) -> i64 {
 
 /// The scores of `nodes` (`None`: the scorer skips a pod requesting none of the resources).
 /// The gpu counts only when the pod requests it and the node has it.
-pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Option<Vec<i64>> {
+pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Option<NodeScores> {
     let pod = &c.info(task).resource;
     let pod_req = RESOURCES.map(|r| pod.get(r));
     if pod_req.iter().all(|&r| r == 0) {

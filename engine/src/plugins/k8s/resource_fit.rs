@@ -2,6 +2,7 @@
 //! MostAllocated (cpu 1, memory 1). Both sides use the non-zero requests (100m cpu and 200Mi
 //! memory for a container that names none). No PreScore skip and no normalisation.
 
+use super::NodeScores;
 use super::cluster::Cluster;
 use super::normalize::MAX_NODE_SCORE;
 use super::requests::allocatable;
@@ -35,7 +36,7 @@ impl Strategy {
 
 /// The weighted mean over cpu and memory of each node's score; resources the node lacks are
 /// left out.
-pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId], strategy: Strategy) -> Vec<i64> {
+pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId], strategy: Strategy) -> NodeScores {
     let pod = &c.info(task).resource;
     nodes
         .iter()

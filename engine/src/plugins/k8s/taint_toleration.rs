@@ -1,8 +1,11 @@
 //! TaintToleration: the filter (every NoSchedule/NoExecute taint tolerated) and the score (fewer
 //! untolerated PreferNoSchedule taints is better).
 
+use smallvec::SmallVec;
+
+use super::NodeScores;
 use super::normalize::default_normalize;
-use super::toleration::{first_untolerated, tolerated};
+use super::toleration::{first_untolerated, tolerates};
 use crate::api::{Pod, Taint, Toleration};
 use crate::framework::{Status, StatusCode};
 
@@ -22,23 +25,23 @@ pub fn filter(pod: &Pod, taints: &[Taint]) -> Result<(), Status> {
 
 /// Raw score: how many PreferNoSchedule taints the pod's effect-less or PreferNoSchedule
 /// tolerations leave untolerated.
-fn intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleration]) -> i64 {
+fn intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[&Toleration]) -> i64 {
     taints
         .iter()
-        .filter(|t| t.effect == "PreferNoSchedule" && !tolerated(tolerations, t))
+        .filter(|t| t.effect == "PreferNoSchedule" && !tolerations.iter().any(|o| tolerates(o, t)))
         .count() as i64
 }
 
 /// The normalised (reversed) scores of the nodes whose taints are given; never skips.
-pub fn scores<'n>(pod: &Pod, node_taints: impl Iterator<Item = &'n [Taint]>) -> Vec<i64> {
-    let tolerations: Vec<Toleration> = pod
+pub fn scores<'n>(pod: &Pod, node_taints: impl Iterator<Item = &'n [Taint]>) -> NodeScores {
+    // Borrowed, not copied: the scores of a single node are asked for after every placement.
+    let tolerations: SmallVec<[&Toleration; 4]> = pod
         .spec
         .tolerations
         .iter()
         .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
-        .cloned()
         .collect();
-    let mut scores: Vec<i64> = node_taints
+    let mut scores: NodeScores = node_taints
         .map(|t| intolerable_prefer_no_schedule(t, &tolerations))
         .collect();
     default_normalize(&mut scores, true);
@@ -81,18 +84,18 @@ mod tests {
         let clean: Vec<Taint> = vec![];
         let soft = vec![taint("key1", "PreferNoSchedule")];
         let s = scores(&pod("{}"), [clean.as_slice(), soft.as_slice()].into_iter());
-        assert_eq!(s, vec![100, 0]);
+        assert_eq!(s[..], [100, 0]);
     }
 
     #[test]
     fn no_schedule_tolerations_do_not_count_for_the_score() {
         let soft = vec![taint("key1", "PreferNoSchedule")];
         let p = pod("spec: {tolerations: [{key: key1, operator: Exists, effect: NoSchedule}]}");
-        assert_eq!(scores(&p, [soft.as_slice(), &[]].into_iter()), vec![0, 100]);
+        assert_eq!(scores(&p, [soft.as_slice(), &[]].into_iter())[..], [0, 100]);
         let q = pod("spec: {tolerations: [{key: key1, operator: Exists}]}");
         assert_eq!(
-            scores(&q, [soft.as_slice(), &[]].into_iter()),
-            vec![100, 100]
+            scores(&q, [soft.as_slice(), &[]].into_iter())[..],
+            [100, 100]
         );
     }
 }
