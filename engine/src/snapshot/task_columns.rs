@@ -260,6 +260,7 @@ pub(super) fn task_columns(
     let created = earlier!(created);
     let name_index = earlier!(name_index);
     let signature = earlier!(signature);
+    let inter_pod = earlier!(inter_pod);
     rayon::scope(|s| {
         let t = &mut t;
         macro_rules! from_row {
@@ -282,7 +283,8 @@ pub(super) fn task_columns(
             status,
             created,
             name_index,
-            signature
+            signature,
+            inter_pod
         );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();

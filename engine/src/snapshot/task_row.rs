@@ -29,6 +29,9 @@ pub(super) struct TaskRow {
     pub name_index: Option<i64>,
     /// The task's interned scheduling signature.
     pub signature: SignatureId,
+    /// Where the pod may go depends on other pods: it sets pod affinity, pod anti-affinity or
+    /// topology spread constraints.
+    pub inter_pod: bool,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -145,6 +148,12 @@ impl TaskRow {
             ),
             created: m.creation_timestamp.unwrap_or_default(),
             name_index: name_index(&m.name),
+            inter_pod: p
+                .spec
+                .affinity
+                .as_ref()
+                .is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
+                || !p.spec.topology_spread_constraints.is_empty(),
         }
     }
 }
@@ -166,6 +175,19 @@ mod tests {
         let (row_a, row_b) = (super::TaskRow::of(&a), super::TaskRow::of(&b));
         assert_eq!(row_a.signature, row_b.signature);
         assert_ne!(super::TaskRow::of(&other).signature, row_a.signature);
+    }
+
+    #[test]
+    fn a_pod_depends_on_other_pods_with_pod_affinity_anti_affinity_or_spread_constraints() {
+        let parse = |yaml: &str| -> crate::api::Pod { crate::harness::Harness::parse(yaml) };
+        let inter_pod = |yaml: &str| super::TaskRow::of(&parse(yaml)).inter_pod;
+        assert!(!inter_pod("spec: {nodeSelector: {zone: a}}"));
+        assert!(!inter_pod("spec: {affinity: {nodeAffinity: {}}}"));
+        assert!(inter_pod("spec: {affinity: {podAffinity: {}}}"));
+        assert!(inter_pod("spec: {affinity: {podAntiAffinity: {}}}"));
+        assert!(inter_pod(
+            "spec: {topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]}"
+        ));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct TaskTable {
     /// The task's interned scheduling signature (`TaskSignature`), from its row, so allocate
     /// finds a task's class without reading its pod.
     pub signature: Vec<SignatureId>,
+    /// The pod sets pod affinity, pod anti-affinity or topology spread constraints: read from
+    /// here, filters for pods that set none need not read the pod at all.
+    pub inter_pod: Vec<bool>,
     pub pod: Vec<Arc<Pod>>,
 }
 

@@ -43,6 +43,13 @@ pub struct InterPodAffinityState {
 /// PreFilter: `None` (Skip) when no existing pod's anti-affinity matches the pod and the pod has
 /// no required terms; U&U when the pod's terms do not parse.
 pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinityState>, Status> {
+    // Nearly every pod: no terms of its own (so none to parse either) and no existing pod's
+    // required anti-affinity to meet. Known from the task table, without reading the pod.
+    if !c.ssn.snap.tasks.inter_pod[task.idx()]
+        && c.view.nodes_with_required_anti_affinity().is_empty()
+    {
+        return Ok(None);
+    }
     let pod = c.pod(task);
     let info = c.info(task);
     if let Some(e) = &info.parse_error {

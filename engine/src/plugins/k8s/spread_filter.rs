@@ -28,6 +28,10 @@ pub struct SpreadFilterState {
 /// PreFilter: `None` (Skip) without DoNotSchedule constraints; an Error status when a
 /// constraint's selector does not parse.
 pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<SpreadFilterState>, Status> {
+    // A pod without constraints (nearly every one), known from the task table.
+    if !c.ssn.snap.tasks.inter_pod[task.idx()] {
+        return Ok(None);
+    }
     let pod = c.pod(task);
     let constraints = constraints(pod, "DoNotSchedule").map_err(|e| Status {
         code: StatusCode::Error,
