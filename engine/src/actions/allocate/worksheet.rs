@@ -23,13 +23,16 @@ impl Worksheet {
     /// tasks are the Pending, non-best-effort ones not held by a foreign scheduling gate.
     pub fn organize(ssn: &Session, job: JobId) -> Worksheet {
         let snap = &ssn.state.snap;
+        // The gates are read from the pod only when it has some (`sch_gated`): reading every
+        // pending pod was a cache miss per task.
         Self::organize_where(ssn, job, |t| {
             !snap.tasks.best_effort[t.idx()]
-                && snap.tasks.pod[t.idx()]
-                    .spec
-                    .scheduling_gates
-                    .iter()
-                    .all(|g| g.name == QUEUE_ALLOCATION_GATE)
+                && (!snap.tasks.sch_gated[t.idx()]
+                    || snap.tasks.pod[t.idx()]
+                        .spec
+                        .scheduling_gates
+                        .iter()
+                        .all(|g| g.name == QUEUE_ALLOCATION_GATE))
         })
     }
 

@@ -52,16 +52,17 @@ impl ImageSpread {
     /// `Score`: Σ size × spread over the pod's images present on the node, clamped to
     /// [23MiB, 1000MiB × containers] and scaled to [0, 100].
     pub fn score(&self, pod: &Pod, node_images: &BTreeMap<String, i64>) -> i64 {
+        // A node without images (most in a fresh cluster) holds none of the pod's: the sum is
+        // below the threshold whatever the pod, so the score is 0 without reading the pod.
+        if node_images.is_empty() {
+            return 0;
+        }
         let mut sum = 0i64;
-        let containers = pod.spec.init_containers.iter().chain(&pod.spec.containers);
-        // A node without images (most in a fresh cluster) holds none of the pod's.
-        if !node_images.is_empty() {
-            for c in containers {
-                let name = normalized(&c.image);
-                if let Some(&size) = node_images.get(name.as_ref()) {
-                    let with = self.nodes_with.get(name.as_ref()).copied().unwrap_or(0);
-                    sum += (size as f64 * (with as f64 / self.total as f64)) as i64;
-                }
+        for c in pod.spec.init_containers.iter().chain(&pod.spec.containers) {
+            let name = normalized(&c.image);
+            if let Some(&size) = node_images.get(name.as_ref()) {
+                let with = self.nodes_with.get(name.as_ref()).copied().unwrap_or(0);
+                sum += (size as f64 * (with as f64 / self.total as f64)) as i64;
             }
         }
         let containers = (pod.spec.init_containers.len() + pod.spec.containers.len()) as i64;
