@@ -1,7 +1,8 @@
-//! Decisions do not depend on the thread count, nor on the engine's class caches: the plain
-//! path (caches off) is the reference the fast path must equal. Three cycles each, so the
-//! churn path and steady-state cycles are compared too, the later ones with classes carried
-//! over from the cycle before (twice in a row).
+//! Decisions do not depend on the thread count, nor on the engine's class caches, nor on the
+//! cache's warm-up: the plain path (caches off) on a cold cache is the reference the fast path on
+//! a warmed-up cache must equal. Three cycles each, so the churn path and steady-state cycles are
+//! compared too, the later ones with classes carried over from the cycle before (twice in a
+//! row).
 
 use tephra_adapters::bench::{BenchOptions, run_bench};
 use tephra_adapters::workload::gang_mixed::scheduler_conf;
@@ -23,13 +24,13 @@ const CONTENDED: GangMixed = GangMixed {
     seed: 1,
 };
 
-fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool) -> String {
+fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool, cold: bool) -> String {
     let options = BenchOptions {
         threads,
         cycles: 3,
         record_decisions: true,
         disable_class_caches,
-        cold: false,
+        cold,
     };
     let run = run_bench(
         Workload::generated("test", g),
@@ -42,9 +43,9 @@ fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool) -> Strin
 }
 
 fn assert_same_decisions(g: &GangMixed) -> String {
-    let reference = decisions(g, 1, true);
+    let reference = decisions(g, 1, true, true);
     for (threads, plain) in [(1, false), (4, false)] {
-        let other = decisions(g, threads, plain);
+        let other = decisions(g, threads, plain, false);
         let first_difference = reference.lines().zip(other.lines()).find(|(a, b)| a != b);
         assert!(
             reference == other,
@@ -56,14 +57,14 @@ fn assert_same_decisions(g: &GangMixed) -> String {
 }
 
 #[test]
-fn small_decides_the_same_at_any_thread_count_and_without_class_caches() {
+fn small_decides_the_same_at_any_thread_count_without_class_caches_and_cold() {
     let log = assert_same_decisions(&SMALL);
     let binds = log.lines().filter(|l| l.starts_with("bind ")).count();
     assert!(binds > 900, "small places nearly everything: {binds} binds");
 }
 
 #[test]
-fn contended_decides_the_same_at_any_thread_count_and_without_class_caches() {
+fn contended_decides_the_same_at_any_thread_count_without_class_caches_and_cold() {
     let log = assert_same_decisions(&CONTENDED);
     assert!(
         log.lines().any(|l| l.starts_with("condition ")),
