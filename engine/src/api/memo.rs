@@ -52,6 +52,18 @@ impl<const N: usize> Memo<N> {
         self.slot(make).ok()?.downcast_ref::<T>()
     }
 
+    /// The value of type `T`, lent where a slot holds it (no reference count touched), else
+    /// shared, made once either way.
+    pub fn lend<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Lent<'_, T> {
+        match self.slot(make) {
+            Ok(value) => match value.downcast_ref::<T>() {
+                Some(found) => Lent::Borrowed(found),
+                None => unreachable!("a slot holds a value of the type its id names"),
+            },
+            Err(made) => Lent::Shared(made),
+        }
+    }
+
     /// The value of type `T` in its slot, made by `make` into the first free slot when no slot
     /// holds one yet; `Err(value)`, made and not kept, when every slot holds another type.
     fn slot<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Result<&Value, Arc<T>> {
@@ -64,6 +76,23 @@ impl<const N: usize> Memo<N> {
             }
         }
         Err(Arc::clone(&*made))
+    }
+}
+
+/// A memoised value, lent by its memo, or shared when the memo had no slot left for its type.
+pub enum Lent<'a, T> {
+    Borrowed(&'a T),
+    Shared(Arc<T>),
+}
+
+impl<T> std::ops::Deref for Lent<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            Lent::Borrowed(value) => value,
+            Lent::Shared(value) => value,
+        }
     }
 }
 
@@ -118,6 +147,19 @@ mod tests {
         assert_eq!(m.get_or_init_ref(|| 2u16), None);
         assert_eq!(*m.get_or_init(|| 2u16), 2);
         assert_eq!(m.get_or_init_ref::<u8>(|| unreachable!("kept")), Some(&1));
+    }
+
+    #[test]
+    fn lends_a_kept_value_and_shares_one_made_once_when_no_slot_is_left() {
+        let m: Memo<1> = Memo::default();
+        assert!(matches!(m.lend(|| 1u8), Lent::Borrowed(&1)));
+        let made = std::cell::Cell::new(0);
+        let other = m.lend(|| {
+            made.set(made.get() + 1);
+            2u16
+        });
+        assert!(matches!(other, Lent::Shared(_)));
+        assert_eq!((*other, made.get()), (2, 1));
     }
 
     #[test]

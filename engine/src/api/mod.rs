@@ -8,7 +8,7 @@ mod objects;
 mod resource_list;
 mod time;
 
-pub use memo::Memo;
+pub use memo::{Lent, Memo};
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use time::{Time, TimeError};

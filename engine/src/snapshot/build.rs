@@ -12,7 +12,7 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
-use super::job_row::{JobRow, JobRowRef};
+use super::job_row::JobRow;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
@@ -23,8 +23,8 @@ use super::{
     Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
-    HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
-    PodGroup, PriorityClass, Queue, ResourceList,
+    HyperNode, LabelSelector, Lent, NetworkTopologySpec, Node, NodeMetrics, Pod,
+    PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -345,7 +345,7 @@ impl<'a> SnapshotBuilder<'a> {
         }
         // Jobs: PodGroups whose queue exists, by UID; rows (from the PodGroups' memos), sort
         // and columns in parallel.
-        let mut pgs: Vec<(JobRowRef, &Arc<PodGroup>, QueueId)> = self
+        let mut pgs: Vec<(Lent<JobRow>, &Arc<PodGroup>, QueueId)> = self
             .pod_groups
             .par_iter()
             .filter_map(|pg| {
@@ -662,9 +662,9 @@ fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
     sub_jobs
 }
 
+/// A job's default sub-job: its UID is the job's, and so is its group id.
 struct DefaultSubJob {
     uid: Arc<str>,
-    gid: Arc<str>,
     topology: Option<NetworkTopology>,
     tasks: Vec<TaskId>,
 }
@@ -682,7 +682,6 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
             let plain = !jobs.has_sub_group_policy[j] && !jobs.tasks[j].is_empty();
             plain.then(|| DefaultSubJob {
                 uid: jobs.uid[j].clone(),
-                gid: jobs.uid[j].clone(),
                 topology: jobs.network_topology[j].clone(),
                 tasks: jobs.tasks[j].clone(),
             })
@@ -695,9 +694,9 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
         if !jobs.has_sub_group_policy[j] {
             if let Some(d) = default {
                 let id = s.push(
-                    d.uid,
+                    d.uid.clone(),
                     job,
-                    d.gid,
+                    d.uid,
                     jobs.min_available[j],
                     0,
                     d.topology,

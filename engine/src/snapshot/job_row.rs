@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::build::{PREEMPTABLE_KEY, parse_go_bool, topology_of};
 use super::jobs::{NetworkTopology, known_phase};
-use crate::api::{PodGroup, Time};
+use crate::api::{Lent, PodGroup, Time};
 use crate::model::Resource;
 
 /// One PodGroup's job row, before it is given an id, a queue and a priority (those depend on
@@ -39,30 +39,10 @@ pub fn prepare_job_row(pg: &PodGroup) {
     JobRow::lent(pg);
 }
 
-/// A job row lent from its PodGroup's memo, or shared when the memo has no slot left for it.
-pub(super) enum JobRowRef<'a> {
-    Lent(&'a JobRow),
-    Shared(Arc<JobRow>),
-}
-
-impl std::ops::Deref for JobRowRef<'_> {
-    type Target = JobRow;
-
-    fn deref(&self) -> &JobRow {
-        match self {
-            JobRowRef::Lent(row) => row,
-            JobRowRef::Shared(row) => row,
-        }
-    }
-}
-
 impl JobRow {
     /// The row of `pg`, lent where its memo can lend it (no reference count touched).
-    pub fn lent(pg: &PodGroup) -> JobRowRef<'_> {
-        match pg.memo.get_or_init_ref(|| JobRow::derive(pg)) {
-            Some(row) => JobRowRef::Lent(row),
-            None => JobRowRef::Shared(pg.memo.get_or_init(|| JobRow::derive(pg))),
-        }
+    pub fn lent(pg: &PodGroup) -> Lent<'_, JobRow> {
+        pg.memo.lend(|| JobRow::derive(pg))
     }
 
     fn derive(pg: &PodGroup) -> JobRow {

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use rayon::iter::Either;
 use rayon::prelude::*;
 
-use super::task_row::{RowRef, TaskRow};
+use super::task_row::TaskRow;
 use super::{NodeTable, TaskTable, TaskTables};
-use crate::api::Pod;
+use crate::api::{Lent, Pod};
 use crate::model::NodeId;
 
 /// Values a snapshot build let go of from the earlier tables (`SnapshotBuilder::take_released`).
@@ -38,7 +38,7 @@ impl std::fmt::Debug for Released {
 /// `start` on, one per pod of `pods`; or one pod's own row.
 pub(super) enum Source<'p> {
     Earlier { start: usize, pods: &'p [Arc<Pod>] },
-    Fresh(&'p Arc<Pod>, RowRef<'p>),
+    Fresh(&'p Arc<Pod>, Lent<'p, TaskRow>),
 }
 
 impl Source<'_> {

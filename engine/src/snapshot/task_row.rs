@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
 use super::signature::{self, SignatureId, TaskSignature};
-use crate::api::{Pod, Time};
+use crate::api::{Lent, Pod, Time};
 use crate::model::{Resource, TaskStatus};
 
 /// One pod's task row, before it is placed in a job and on a node.
@@ -75,23 +75,6 @@ fn name_index(name: &str) -> Option<i64> {
     last.parse().ok()
 }
 
-/// A task row lent from its pod's memo, or shared when the memo has no slot left for it.
-pub(super) enum RowRef<'a> {
-    Lent(&'a TaskRow),
-    Shared(Arc<TaskRow>),
-}
-
-impl std::ops::Deref for RowRef<'_> {
-    type Target = TaskRow;
-
-    fn deref(&self) -> &TaskRow {
-        match self {
-            RowRef::Lent(row) => row,
-            RowRef::Shared(row) => row,
-        }
-    }
-}
-
 impl TaskRow {
     /// The row of this version of `pod` (derived the first time it is asked for).
     pub fn of(pod: &Pod) -> Arc<TaskRow> {
@@ -99,11 +82,8 @@ impl TaskRow {
     }
 
     /// The row of `pod`, lent where its memo can lend it (no reference count touched).
-    pub fn lent(pod: &Pod) -> RowRef<'_> {
-        match pod.memo.get_or_init_ref(|| TaskRow::derive(pod)) {
-            Some(row) => RowRef::Lent(row),
-            None => RowRef::Shared(TaskRow::of(pod)),
-        }
+    pub fn lent(pod: &Pod) -> Lent<'_, TaskRow> {
+        pod.memo.lend(|| TaskRow::derive(pod))
     }
 
     fn derive(p: &Pod) -> TaskRow {

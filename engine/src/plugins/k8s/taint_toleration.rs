@@ -1,11 +1,9 @@
 //! TaintToleration: the filter (every NoSchedule/NoExecute taint tolerated) and the score (fewer
 //! untolerated PreferNoSchedule taints is better).
 
-use smallvec::SmallVec;
-
 use super::NodeScores;
 use super::normalize::default_normalize;
-use super::toleration::{first_untolerated, tolerates};
+use super::toleration::{first_untolerated, tolerated};
 use crate::api::{Pod, Taint, Toleration};
 use crate::framework::{Status, StatusCode};
 
@@ -23,26 +21,20 @@ pub fn filter(pod: &Pod, taints: &[Taint]) -> Result<(), Status> {
     }
 }
 
-/// Raw score: how many PreferNoSchedule taints the pod's effect-less or PreferNoSchedule
-/// tolerations leave untolerated.
-fn intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[&Toleration]) -> i64 {
+/// Raw score: how many PreferNoSchedule taints the pod's tolerations leave untolerated. kube
+/// keeps only the effect-less and PreferNoSchedule tolerations first; no other can tolerate a
+/// PreferNoSchedule taint (`tolerates` checks the effect), so all are passed as they are.
+fn intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleration]) -> i64 {
     taints
         .iter()
-        .filter(|t| t.effect == "PreferNoSchedule" && !tolerations.iter().any(|o| tolerates(o, t)))
+        .filter(|t| t.effect == "PreferNoSchedule" && !tolerated(tolerations, t))
         .count() as i64
 }
 
 /// The normalised (reversed) scores of the nodes whose taints are given; never skips.
 pub fn scores<'n>(pod: &Pod, node_taints: impl Iterator<Item = &'n [Taint]>) -> NodeScores {
-    // Borrowed, not copied: the scores of a single node are asked for after every placement.
-    let tolerations: SmallVec<[&Toleration; 4]> = pod
-        .spec
-        .tolerations
-        .iter()
-        .filter(|t| t.effect.is_empty() || t.effect == "PreferNoSchedule")
-        .collect();
     let mut scores: NodeScores = node_taints
-        .map(|t| intolerable_prefer_no_schedule(t, &tolerations))
+        .map(|t| intolerable_prefer_no_schedule(t, &pod.spec.tolerations))
         .collect();
     default_normalize(&mut scores, true);
     scores
