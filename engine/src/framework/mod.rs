@@ -35,7 +35,7 @@ pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
 pub use search_purpose::SearchPurpose;
 pub use session::{Session, validate_plugins};
-pub use state::{LastTransaction, SessionState, StatusCounts};
+pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use timers::Timers;
 pub use vote::{JobInvalid, Vote};

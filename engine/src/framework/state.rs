@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use super::{Event, FitErrors, SessionOptions};
 use crate::api::PodGroupCondition;
@@ -22,6 +23,10 @@ pub struct LastTransaction {
 
 /// Per-status task counters.
 pub type StatusCounts = [u32; 10];
+
+/// The tasks accounted on one node, inline up to a node's usual load: a heap vector per node
+/// was half of a steady `large` session open's allocations (50k nodes, every cycle).
+pub type NodeTasks = SmallVec<[TaskId; 12]>;
 
 /// Session-side cluster state.
 #[derive(Debug)]
@@ -44,7 +49,7 @@ pub struct SessionState {
     pub node_releasing: Vec<Resource>,
     pub node_pipelined: Vec<Resource>,
     /// Tasks accounted on each node, in the order they were added.
-    pub node_tasks: Vec<Vec<TaskId>>,
+    pub node_tasks: Vec<NodeTasks>,
     /// Every node whose accounting changed this session, in order (node-search caches replay
     /// it to re-rank only what changed).
     pub node_changes: Vec<NodeId>,
@@ -103,10 +108,9 @@ impl SessionState {
             }
             (c, best_effort_pending)
         };
-        let (job_counts, job_best_effort_pending) =
-            snap.jobs.tasks.par_iter().map(|ts| count(ts)).unzip();
+        let (job_counts, job_best_effort_pending) = snap.jobs.tasks.par_iter().map(&count).unzip();
         let (sub_job_counts, sub_job_best_effort_pending) =
-            snap.sub_jobs.tasks.par_iter().map(|ts| count(ts)).unzip();
+            snap.sub_jobs.tasks.par_iter().map(&count).unzip();
         let (job_total_request, job_allocated) = snap
             .jobs
             .tasks
@@ -175,9 +179,9 @@ impl SessionState {
         // Counted first, so each node's list is allocated once at its size rather than grown.
         let mut counts = vec![0u32; self.node_idle.len()];
         placed().for_each(|(n, _)| counts[n.idx()] += 1);
-        let mut on_node: Vec<Vec<TaskId>> = counts
+        let mut on_node: Vec<NodeTasks> = counts
             .iter()
-            .map(|&c| Vec::with_capacity(c as usize))
+            .map(|&c| NodeTasks::with_capacity(c as usize))
             .collect();
         placed().for_each(|(n, t)| on_node[n.idx()].push(t));
         let (status, resreq) = (&self.task_status, &self.snap.tasks.resreq);
@@ -197,10 +201,10 @@ impl SessionState {
                     pipelined,
                 };
                 let mut refused = Vec::new();
-                tasks.retain(|&t| {
+                tasks.retain(|t| {
                     let added = account.add(status[t.idx()], &resreq[t.idx()]);
                     if !added {
-                        refused.push(t);
+                        refused.push(*t);
                     }
                     added
                 });

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use super::dim::Dim;
 use super::scalar_map::ScalarMap;
 use crate::api::ResourceList;
@@ -294,13 +296,14 @@ impl Resource {
     }
 
     /// `LessEqualWithResourcesName(rr, dv)`: like `less_equal` (the right-only scalar rule is
-    /// not applied) and returns the failing dimensions.
+    /// not applied) and returns the failing dimensions (inline: a class's ranking asks this of
+    /// every node that turns out full).
     pub fn less_equal_with_names(
         &self,
         rr: &Resource,
         dv: DimDefault,
-    ) -> Result<(), Vec<ResourceName>> {
-        let mut bad = Vec::new();
+    ) -> Result<(), SmallVec<[ResourceName; 4]>> {
+        let mut bad = SmallVec::new();
         if !le_eps(self.milli_cpu, rr.milli_cpu) {
             bad.push(ResourceName::Cpu);
         }
@@ -473,7 +476,9 @@ impl Resource {
         }
         inc.scalars = ScalarMap::empty();
         dec.scalars = ScalarMap::empty();
-        let mut names: Vec<Dim> = self
+        // Inline: called per job at every session open (elastic resources), so a heap vector
+        // here was a third of a steady open's allocations.
+        let mut names: SmallVec<[Dim; 8]> = self
             .scalars()
             .map(|e| e.0)
             .chain(rr.scalars().map(|e| e.0))

@@ -208,7 +208,7 @@ impl Rescheduling {
         });
         let mut victims = Vec::new();
         for mut u in high {
-            let mut pods: Vec<TaskId> = ssn.node_tasks[u.node.idx()].clone();
+            let mut pods: Vec<TaskId> = ssn.node_tasks[u.node.idx()].to_vec();
             if pods.is_empty() {
                 continue;
             }

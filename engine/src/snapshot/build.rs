@@ -19,8 +19,8 @@ use super::pods_by_group::task_order;
 use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
 use super::task_row::TaskRow;
 use super::{
-    ChangedNodes, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup, QueueTable,
-    Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
+    ChangedNodes, IdLists, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup,
+    QueueTable, Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
     HyperNode, LabelSelector, Lent, NetworkTopologySpec, Node, NodeMetrics, Pod,
@@ -399,8 +399,6 @@ impl<'a> SnapshotBuilder<'a> {
             .map(|(_, pg, _)| pg.spec.min_task_member.clone())
             .collect();
         j.podgroup = pgs.par_iter().map(|(_, pg, _)| Arc::clone(pg)).collect();
-        j.tasks = vec![Vec::new(); pgs.len()];
-        j.sub_jobs = vec![Vec::new(); pgs.len()];
         // Tasks: by job, each job's pods in task order, then the pods of no session job. The
         // groups come sorted (from the cache's index, or grouped here from loose pods), so
         // placing them takes one lookup per group.
@@ -498,20 +496,11 @@ impl<'a> SnapshotBuilder<'a> {
             node_ids.as_deref(),
             released,
         );
-        // Job j's tasks are the rows from its first one on, numbered on the pool.
-        let firsts: Vec<usize> = members
-            .iter()
-            .scan(0, |next, m| {
-                let first = *next;
-                *next += m.len();
-                Some(first)
-            })
-            .collect();
-        jobs.tasks = members
-            .par_iter()
-            .zip(&firsts)
-            .map(|(m, &first)| (first..first + m.len()).map(|i| TaskId(i as u32)).collect())
-            .collect();
+        // Job j's tasks are the rows from its first one on: the jobs' rows come first, in order.
+        jobs.tasks = IdLists::from_lengths(
+            members.iter().map(|m| m.len()),
+            (0..in_jobs as u32).map(TaskId).collect(),
+        );
         t.job = members
             .par_iter()
             .enumerate()
@@ -646,19 +635,18 @@ fn default_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
             .par_iter()
             .map(|&j| jobs.network_topology[j].clone())
             .collect(),
-        tasks: with_tasks
-            .par_iter()
-            .map(|&j| jobs.tasks[j].clone())
-            .collect(),
+        tasks: jobs.tasks.without_empty_rows(),
         is_default: vec![true; with_tasks.len()],
     };
-    for (s, (&j, ts)) in with_tasks.iter().zip(&sub_jobs.tasks).enumerate() {
-        let id = SubJobId(s as u32);
+    for (s, ts) in sub_jobs.tasks.iter().enumerate() {
         for t in ts {
-            tasks.sub_job[t.idx()] = Some(id);
+            tasks.sub_job[t.idx()] = Some(SubJobId(s as u32));
         }
-        jobs.sub_jobs[j] = vec![id];
     }
+    jobs.sub_jobs = IdLists::from_lengths(
+        jobs.tasks.iter().map(|ts| usize::from(!ts.is_empty())),
+        (0..with_tasks.len() as u32).map(SubJobId).collect(),
+    );
     sub_jobs
 }
 
@@ -683,12 +671,15 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
             plain.then(|| DefaultSubJob {
                 uid: jobs.uid[j].clone(),
                 topology: jobs.network_topology[j].clone(),
-                tasks: jobs.tasks[j].clone(),
+                tasks: jobs.tasks[j].to_vec(),
             })
         })
         .collect();
     let mut sub_jobs = SubJobTable::default();
     let s = &mut sub_jobs;
+    // Each sub-job's tasks and each job's sub-jobs, gathered as they are found.
+    let mut rows: Vec<Vec<TaskId>> = Vec::new();
+    let mut of_job: Vec<Vec<SubJobId>> = vec![Vec::new(); jobs.len()];
     for (j, default) in defaults.into_iter().enumerate() {
         let job = JobId(j as u32);
         if !jobs.has_sub_group_policy[j] {
@@ -705,8 +696,8 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
                 for &t in &d.tasks {
                     tasks.sub_job[t.idx()] = Some(id);
                 }
-                s.tasks[id.idx()] = d.tasks;
-                jobs.sub_jobs[j].push(id);
+                rows.push(d.tasks);
+                of_job[j].push(id);
             }
             continue;
         }
@@ -740,6 +731,7 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
                 let Some(values) = values else { continue };
                 let uid = format!("{juid}/{}-{}", policy.name, values.join("-"));
                 target = Some(*by_uid.entry(uid.clone()).or_insert_with(|| {
+                    rows.push(Vec::new());
                     s.push(
                         uid.into(),
                         job,
@@ -754,6 +746,7 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
             }
             let target = target.unwrap_or_else(|| {
                 *default.get_or_insert_with(|| {
+                    rows.push(Vec::new());
                     s.push(
                         juid.clone(),
                         job,
@@ -766,11 +759,13 @@ fn build_sub_jobs(jobs: &mut JobTable, tasks: &mut TaskTable) -> SubJobTable {
                     )
                 })
             });
-            s.tasks[target.idx()].push(t);
+            rows[target.idx()].push(t);
             tasks.sub_job[t.idx()] = Some(target);
         }
-        jobs.sub_jobs[j].extend(default);
-        jobs.sub_jobs[j].extend(by_uid.values().copied());
+        of_job[j].extend(default);
+        of_job[j].extend(by_uid.values().copied());
     }
+    sub_jobs.tasks = IdLists::from_rows(&rows);
+    jobs.sub_jobs = IdLists::from_rows(&of_job);
     sub_jobs
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::IdLists;
 use crate::api::{PodGroup, Time};
 use crate::model::{JobId, QueueId, Resource, SubJobId, TaskId};
 
@@ -44,12 +45,12 @@ pub struct JobTable {
     /// reads of a cycle find it in the table; `None` for any other text, read from the PodGroup.
     pub phase: Vec<Option<&'static str>>,
     /// Tasks of the job, in table order.
-    pub tasks: Vec<Vec<TaskId>>,
+    pub tasks: IdLists<TaskId>,
     pub network_topology: Vec<Option<NetworkTopology>>,
     /// True when the PodGroup has a `subGroupPolicy`.
     pub has_sub_group_policy: Vec<bool>,
     /// The job's sub-jobs (the default one, when some task falls into it, is first).
-    pub sub_jobs: Vec<Vec<SubJobId>>,
+    pub sub_jobs: IdLists<SubJobId>,
     /// `minSubGroups` per policy group id (`<job>/<policy>`).
     pub min_sub_jobs: Vec<BTreeMap<String, i32>>,
 }
@@ -88,12 +89,13 @@ pub struct SubJobTable {
     pub min_available: Vec<i32>,
     pub match_index: Vec<i64>,
     pub network_topology: Vec<Option<NetworkTopology>>,
-    pub tasks: Vec<Vec<TaskId>>,
+    pub tasks: IdLists<TaskId>,
     pub is_default: Vec<bool>,
 }
 
 impl SubJobTable {
-    /// Appends a sub-job and returns its id.
+    /// Appends a sub-job and returns its id; its tasks are set with the others' once all are
+    /// known (`tasks` is built in one piece).
     #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
@@ -112,7 +114,6 @@ impl SubJobTable {
         self.min_available.push(min_available);
         self.match_index.push(match_index);
         self.network_topology.push(network_topology);
-        self.tasks.push(Vec::new());
         self.is_default.push(is_default);
         id
     }

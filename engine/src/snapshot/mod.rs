@@ -7,6 +7,7 @@
 mod build;
 mod derived;
 mod hyper_nodes;
+mod id_lists;
 mod job_row;
 mod jobs;
 mod label_index;
@@ -28,6 +29,7 @@ pub use build::{
 };
 pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
+pub use id_lists::IdLists;
 pub use job_row::prepare_job_row;
 pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::framework::NodeTasks;
 use crate::model::{NodeId, TaskId};
 
 /// No copy: the node's list is the session-open one.
@@ -27,9 +28,9 @@ struct OpenLists {
 
 impl NodePods {
     /// The lists as given, one per node.
-    pub fn new(per_node: &[Vec<TaskId>]) -> NodePods {
+    pub fn new(per_node: &[NodeTasks]) -> NodePods {
         let mut starts = Vec::with_capacity(per_node.len() + 1);
-        let mut tasks = Vec::with_capacity(per_node.iter().map(Vec::len).sum());
+        let mut tasks = Vec::with_capacity(per_node.iter().map(|l| l.len()).sum());
         starts.push(0);
         for list in per_node {
             tasks.extend_from_slice(list);
@@ -74,10 +75,15 @@ impl NodePods {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use smallvec::smallvec;
 
     #[test]
     fn a_change_is_seen_by_its_view_only_and_leaves_the_other_nodes_as_opened() {
-        let opened = NodePods::new(&[vec![TaskId(0), TaskId(1)], vec![], vec![TaskId(2)]]);
+        let opened = NodePods::new(&[
+            smallvec![TaskId(0), TaskId(1)],
+            smallvec![],
+            smallvec![TaskId(2)],
+        ]);
         let mut view = opened.clone();
         view.push(NodeId(1), TaskId(3));
         view.remove(NodeId(0), TaskId(0));
