@@ -334,7 +334,7 @@ impl Scheduler {
         );
         let options = SessionOptions {
             now,
-            uid: format!("{}-{}", self.session_prefix, self.cycle),
+            uid: format!("{}-{}", self.session_prefix, self.cycle).into(),
             node_sampling: self.settings.node_sampling,
             timers: self.timers.clone(),
             carryover: self.carryover.clone(),

@@ -55,7 +55,7 @@ pub fn timed_cycle(
     let now = Time(START_TIME.0 + i64::from(cycle) - 1);
     let options = SessionOptions {
         now,
-        uid: format!("tephra-cycle-{cycle}"),
+        uid: format!("tephra-cycle-{cycle}").into(),
         ..shared.clone()
     };
     let cpu_start = process_cpu_ns();

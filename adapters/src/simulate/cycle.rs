@@ -112,7 +112,7 @@ pub fn run_cycles(
         let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
         let options = SessionOptions {
             now,
-            uid: format!("tephra-cycle-{cycle}"),
+            uid: format!("tephra-cycle-{cycle}").into(),
             timers: timers.clone(),
             carryover: carryover.clone(),
             ..Default::default()

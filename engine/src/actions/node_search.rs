@@ -4,10 +4,11 @@
 //! rotating global offset with 16 racing workers), and among equal best scores the node that
 //! comes first in the candidate list wins (Volcano picks one at random).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::framework::{FitError, FitErrors, Session, StatusCode};
-use crate::model::{DimDefault, JobId, NodeId, TaskId};
+use crate::model::{DimDefault, JobId, NodeId, ResourceName, TaskId};
 
 /// Caches predicate failures per (job, task role) within one search scope, as Volcano's
 /// `PredicateHelper` does: tasks of the same role fail on the same nodes.
@@ -86,12 +87,16 @@ pub fn allocate_predicate(ssn: &Session, task: TaskId, node: NodeId) -> Result<(
 pub fn fits_future_idle(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {
     let req = ssn.state.resreq(task);
     req.less_equal_with_names(&ssn.state.future_idle(node), DimDefault::Zero)
-        .map_err(|names| {
-            FitError::new(
-                StatusCode::Unschedulable,
-                format!("Insufficient {}", names[0]),
-            )
-        })
+        .map_err(|names| FitError::new(StatusCode::Unschedulable, insufficient(names[0])))
+}
+
+/// "Insufficient <resource>", without a copy for the two every cluster has.
+fn insufficient(name: ResourceName) -> Cow<'static, str> {
+    match name {
+        ResourceName::Cpu => "Insufficient cpu".into(),
+        ResourceName::Memory => "Insufficient memory".into(),
+        other => format!("Insufficient {other}").into(),
+    }
 }
 
 /// `PredicateForAllocateAction`: the plugin predicates, failing on any status code.

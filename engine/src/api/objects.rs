@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -361,7 +362,8 @@ pub struct PodGroupCondition {
     pub type_: Cow<'static, str>,
     pub status: Cow<'static, str>,
     #[serde(rename = "transitionID")]
-    pub transition_id: String,
+    /// The session UID: one string, shared by every condition a session sets.
+    pub transition_id: Arc<str>,
     pub last_transition_time: Option<Time>,
     pub reason: Cow<'static, str>,
     pub message: String,

@@ -1,5 +1,6 @@
 //! Predicate outcomes: status codes, a task's failure on one node, and on all nodes.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -15,11 +16,13 @@ pub enum StatusCode {
     Skip,
 }
 
-/// One reason a task cannot go to a node.
+/// One reason a task cannot go to a node. Most reasons are constants, kept without a copy: a
+/// class's ranking checks thousands of nodes, and the failures of its static filters were a
+/// string allocation each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     pub code: StatusCode,
-    pub reason: String,
+    pub reason: Cow<'static, str>,
 }
 
 /// Why a task does not fit one node (all reasons collected there). Shared, because the same
@@ -31,7 +34,7 @@ pub struct FitError {
 
 impl FitError {
     /// A single-reason error.
-    pub fn new(code: StatusCode, reason: impl Into<String>) -> Self {
+    pub fn new(code: StatusCode, reason: impl Into<Cow<'static, str>>) -> Self {
         FitError {
             statuses: Arc::new([Status {
                 code,
@@ -42,7 +45,7 @@ impl FitError {
 
     /// The reasons, in order.
     pub fn reasons(&self) -> impl Iterator<Item = &str> {
-        self.statuses.iter().map(|s| s.reason.as_str())
+        self.statuses.iter().map(|s| &*s.reason)
     }
 
     /// True when some status has one of `codes`.

@@ -147,7 +147,7 @@ mod tests {
     use super::*;
     use crate::framework::StatusCode;
 
-    fn err(reason: &str) -> FitError {
+    fn err(reason: &'static str) -> FitError {
         FitError::new(StatusCode::Unschedulable, reason)
     }
 

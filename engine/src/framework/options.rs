@@ -46,7 +46,7 @@ pub struct SessionOptions {
     /// "Now" for timestamps the session writes (kept explicit so runs are reproducible).
     pub now: Time,
     /// The session UID, written as `transitionID` into PodGroup conditions.
-    pub uid: String,
+    pub uid: Arc<str>,
     /// `None`: consider every feasible node (tephra's default); `Some`: Volcano's sampling.
     pub node_sampling: Option<NodeSampling>,
     /// Clocks kept across sessions by the scheduler loop.

@@ -187,7 +187,7 @@ impl ExternalPlugin {
                     .into_iter()
                     .map(|(code, reason)| FitStatus {
                         code: status_code(code),
-                        reason,
+                        reason: reason.into(),
                     })
                     .collect(),
             }),

@@ -39,7 +39,7 @@ impl Plugin for Probe {
             return Ok(());
         }
         let first = FitError::new(StatusCode::Unschedulable, "no ok label");
-        let second = FitError::new(StatusCode::Wait, ssn.task_name(t));
+        let second = FitError::new(StatusCode::Wait, ssn.task_name(t).to_string());
         Err(FitError {
             statuses: [first.statuses[0].clone(), second.statuses[0].clone()].into(),
         })

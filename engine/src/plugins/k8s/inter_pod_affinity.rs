@@ -55,7 +55,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
     if let Some(e) = &info.parse_error {
         return Err(Status {
             code: StatusCode::UnschedulableAndUnresolvable,
-            reason: format!("parsing pod: {e}"),
+            reason: format!("parsing pod: {e}").into(),
         });
     }
     let mut existing_anti_affinity = TopologyCounts::new();
@@ -206,10 +206,10 @@ fn satisfies_existing_anti_affinity(
 /// Filter: affinity (U&U), then the pod's anti-affinity, then existing pods' anti-affinity
 /// (both Unschedulable).
 pub fn filter(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> Result<(), Status> {
-    let fail = |code, reason: &str| {
+    let fail = |code, reason: &'static str| {
         Err(Status {
             code,
-            reason: reason.to_string(),
+            reason: reason.into(),
         })
     };
     if !satisfies_affinity(s, labels) {

@@ -1,6 +1,8 @@
 //! NodeUnschedulable filter: a cordoned node (`spec.unschedulable`) takes only pods that tolerate
 //! the `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
+use std::sync::LazyLock;
+
 use super::toleration::tolerated;
 use crate::api::{Pod, Taint};
 use crate::framework::{Status, StatusCode};
@@ -8,17 +10,19 @@ use crate::framework::{Status, StatusCode};
 /// kube's reason for a cordoned node.
 pub const REASON: &str = "node(s) were unschedulable";
 
+/// The taint a cordoned node stands for; made once, not per node checked.
+static UNSCHEDULABLE: LazyLock<Taint> = LazyLock::new(|| Taint {
+    key: "node.kubernetes.io/unschedulable".into(),
+    value: String::new(),
+    effect: "NoSchedule".into(),
+});
+
 /// Filter: U&U on a cordoned node the pod does not tolerate.
 pub fn filter(pod: &Pod, unschedulable: bool) -> Result<(), Status> {
     if !unschedulable {
         return Ok(());
     }
-    let taint = Taint {
-        key: "node.kubernetes.io/unschedulable".into(),
-        value: String::new(),
-        effect: "NoSchedule".into(),
-    };
-    if tolerated(&pod.spec.tolerations, &taint) {
+    if tolerated(&pod.spec.tolerations, &UNSCHEDULABLE) {
         Ok(())
     } else {
         Err(Status {

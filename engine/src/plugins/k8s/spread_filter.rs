@@ -37,7 +37,8 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<SpreadFilterState>
         code: StatusCode::Error,
         reason: format!(
             "get constraints from pod: obtaining pod's hard topology spread constraints: {e}"
-        ),
+        )
+        .into(),
     })?;
     if constraints.is_empty() {
         return Ok(None);

@@ -140,7 +140,7 @@ fn pre_filtered<T>(
 fn missing(which: PreFiltered) -> Status {
     Status {
         code: StatusCode::Error,
-        reason: which.missing_state(),
+        reason: which.missing_state().into(),
     }
 }
 
@@ -515,7 +515,7 @@ mod tests {
             Err(e) => e
                 .statuses
                 .iter()
-                .map(|s| (s.code, s.reason.clone()))
+                .map(|s| (s.code, s.reason.to_string()))
                 .collect(),
         }
     }
