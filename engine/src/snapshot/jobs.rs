@@ -131,7 +131,10 @@ impl SubJobTable {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::known_phase;
+    use crate::model::{SubJobId, TaskId};
 
     #[test]
     fn volcanos_phases_are_known_and_any_other_text_is_read_from_the_pod_group() {
@@ -140,5 +143,88 @@ mod tests {
         }
         assert_eq!(known_phase("running"), None);
         assert_eq!(known_phase("Custom"), None);
+    }
+
+    /// Per PodGroup (by name): its tasks, and its sub-jobs' tasks in sub-job order (names
+    /// sorted within each), after checking that every task's sub-job column points back.
+    fn job_lists(groups: &str, pods: &[(&str, &str, &str)]) -> BTreeMap<String, JobLists> {
+        let mut yaml = groups.to_string();
+        for (name, group, label) in pods {
+            yaml += &format!(
+                "---\nkind: Pod\nmetadata: {{name: {name}, namespace: ns, uid: ns-{name}, labels: {{{label}}}, annotations: {{scheduling.k8s.io/group-name: {group}}}}}\nspec: {{containers: [{{name: c, resources: {{requests: {{cpu: '1'}}}}}}]}}\nstatus: {{phase: Pending}}\n"
+            );
+        }
+        let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n";
+        let ssn = crate::harness::Harness::new(conf)
+            .queue("q", 1)
+            .manifests(&yaml)
+            .open()
+            .unwrap();
+        let snap = &ssn.state.snap;
+        for (s, ts) in snap.sub_jobs.tasks.iter().enumerate() {
+            for t in ts {
+                assert_eq!(snap.tasks.sub_job[t.idx()], Some(SubJobId(s as u32)));
+            }
+        }
+        let names = |ts: &[TaskId]| -> Vec<String> {
+            let mut v: Vec<String> = ts
+                .iter()
+                .map(|t| snap.tasks.name[t.idx()].to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        (0..snap.jobs.len())
+            .map(|j| {
+                let subs = snap.jobs.sub_jobs[j]
+                    .iter()
+                    .map(|s| names(&snap.sub_jobs.tasks[s.idx()]))
+                    .collect();
+                (
+                    snap.jobs.name[j].to_string(),
+                    (names(&snap.jobs.tasks[j]), subs),
+                )
+            })
+            .collect()
+    }
+
+    type JobLists = (Vec<String>, Vec<Vec<String>>);
+
+    const GROUPS: &str = "kind: PodGroup\nmetadata: {name: plain, namespace: ns}\nspec: {queue: q, minMember: 1}\n---\nkind: PodGroup\nmetadata: {name: empty, namespace: ns}\nspec: {queue: q, minMember: 1}\n";
+
+    fn lists(tasks: &[&str], subs: &[&[&str]]) -> JobLists {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        (owned(tasks), subs.iter().map(|s| owned(s)).collect())
+    }
+
+    #[test]
+    fn without_a_policy_a_job_with_tasks_has_one_default_sub_job_holding_them_all() {
+        let got = job_lists(GROUPS, &[("p1", "plain", ""), ("p2", "plain", "")]);
+        assert_eq!(got["plain"], lists(&["p1", "p2"], &[&["p1", "p2"]]));
+        assert_eq!(got["empty"], lists(&[], &[]));
+    }
+
+    #[test]
+    fn a_policy_splits_a_jobs_tasks_by_label_value_after_its_default_sub_job() {
+        let split = "---\nkind: PodGroup\nmetadata: {name: split, namespace: ns}\nspec: {queue: q, minMember: 1, subGroupPolicy: [{name: g, matchLabelKeys: [sg]}]}\n";
+        let got = job_lists(
+            &format!("{GROUPS}{split}"),
+            &[
+                ("p1", "plain", ""),
+                ("s1", "split", "sg: '2'"),
+                ("s2", "split", ""),
+                ("s3", "split", "sg: '1'"),
+                ("s4", "split", "sg: '2'"),
+            ],
+        );
+        assert_eq!(got["plain"], lists(&["p1"], &[&["p1"]]));
+        assert_eq!(got["empty"], lists(&[], &[]));
+        assert_eq!(
+            got["split"],
+            lists(
+                &["s1", "s2", "s3", "s4"],
+                &[&["s2"], &["s3"], &["s1", "s4"]]
+            )
+        );
     }
 }
