@@ -1,4 +1,5 @@
-//! `IdLists`: one list of ids per row (a job's tasks, a job's sub-jobs), stored as one flat
+//! `IdLists`: one list of ids per row (a job's tasks, a job's sub-jobs, a node's pods at session
+//! open), stored as one flat
 //! array and the offset where each row starts. A `Vec<Vec<_>>` cost an allocation per job and
 //! per sub-job in every snapshot (54k jobs on `large`: most of a steady snapshot's allocations),
 //! and as many frees when the snapshot went.
@@ -40,12 +41,12 @@ impl<T: Copy + Send + Sync> IdLists<T> {
         IdLists { starts, items }
     }
 
-    /// Rows copied from a list per row.
+    /// Rows copied from a list per row, into one array allocated at its size.
     pub fn from_rows<R: AsRef<[T]>>(rows: &[R]) -> Self {
-        let items = rows
-            .iter()
-            .flat_map(|r| r.as_ref().iter().copied())
-            .collect();
+        let mut items = Vec::with_capacity(rows.iter().map(|r| r.as_ref().len()).sum());
+        for r in rows {
+            items.extend_from_slice(r.as_ref());
+        }
         Self::from_lengths(rows.iter().map(|r| r.as_ref().len()), items)
     }
 
@@ -63,12 +64,6 @@ impl<T: Copy + Send + Sync> IdLists<T> {
             starts,
             items: self.items.clone(),
         }
-    }
-
-    /// Appends a row.
-    pub fn push_row(&mut self, row: impl IntoIterator<Item = T>) {
-        self.items.extend(row);
-        self.starts.push(self.items.len() as u32);
     }
 
     /// Number of rows.
@@ -117,11 +112,6 @@ mod tests {
         assert!(lists[1].is_empty());
         assert_eq!(lists.iter().collect::<Vec<_>>(), rows);
         assert_eq!(lists.par_iter().collect::<Vec<_>>(), rows);
-        let mut pushed = IdLists::default();
-        for r in &rows {
-            pushed.push_row(r.iter().copied());
-        }
-        assert_eq!(pushed, lists);
         assert_eq!(IdLists::from_lengths([2, 0, 1], vec![3, 1, 7]), lists);
         let kept = lists.without_empty_rows();
         assert_eq!(kept.iter().collect::<Vec<_>>(), [&[3, 1][..], &[7]]);

@@ -1,5 +1,5 @@
 //! Which pods (tasks) each node holds, as one kube view sees them. The session-open lists are
-//! one flat array shared by every view of the snapshot; a view copies a node's list out when it
+//! one flat array (`IdLists`) shared by every view of the snapshot; a view copies a node's list out when it
 //! first changes it. A list per node took two allocations per node at every open (100k for
 //! `large`), and most nodes never change in a session.
 
@@ -7,37 +7,25 @@ use std::sync::Arc;
 
 use crate::framework::NodeTasks;
 use crate::model::{NodeId, TaskId};
+use crate::snapshot::IdLists;
 
 /// No copy: the node's list is the session-open one.
 const OPEN: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Default)]
 pub struct NodePods {
-    open: Arc<OpenLists>,
+    /// Every node's session-open list.
+    open: Arc<IdLists<TaskId>>,
     /// Per node, `OPEN` or the index of its copy in `copies`.
     copy_of: Vec<u32>,
     copies: Vec<Vec<TaskId>>,
 }
 
-/// Every node's session-open list, end to end: node `n`'s is `tasks[starts[n]..starts[n + 1]]`.
-#[derive(Debug, Default)]
-struct OpenLists {
-    starts: Vec<usize>,
-    tasks: Vec<TaskId>,
-}
-
 impl NodePods {
     /// The lists as given, one per node.
     pub fn new(per_node: &[NodeTasks]) -> NodePods {
-        let mut starts = Vec::with_capacity(per_node.len() + 1);
-        let mut tasks = Vec::with_capacity(per_node.iter().map(|l| l.len()).sum());
-        starts.push(0);
-        for list in per_node {
-            tasks.extend_from_slice(list);
-            starts.push(tasks.len());
-        }
         NodePods {
-            open: Arc::new(OpenLists { starts, tasks }),
+            open: Arc::new(IdLists::from_rows(per_node)),
             copy_of: vec![OPEN; per_node.len()],
             copies: Vec::new(),
         }
@@ -46,7 +34,7 @@ impl NodePods {
     /// The pods on node `n`.
     pub fn get(&self, n: NodeId) -> &[TaskId] {
         match self.copy_of[n.idx()] {
-            OPEN => &self.open.tasks[self.open.starts[n.idx()]..self.open.starts[n.idx() + 1]],
+            OPEN => &self.open[n.idx()],
             i => &self.copies[i as usize],
         }
     }
