@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod cli;
 pub mod conformance;
+pub mod freed_memory;
 pub mod huge_pages;
 mod input_error;
 pub mod manifest;

@@ -13,6 +13,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     tephra_adapters::huge_pages::disable_transparent_huge_pages();
+    tephra_adapters::freed_memory::keep_freed_memory();
     let cli = Cli::parse();
     #[cfg_attr(not(feature = "example-plugins"), allow(unused_mut))]
     let mut registry = tephra_adapters::plugins::registry();

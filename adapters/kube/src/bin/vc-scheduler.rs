@@ -24,6 +24,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     tephra_adapters::huge_pages::disable_transparent_huge_pages();
+    tephra_adapters::freed_memory::keep_freed_memory();
     let flags = match Flags::parse_from_args(std::env::args_os()) {
         Ok(f) => f,
         Err(e) => e.exit(),
