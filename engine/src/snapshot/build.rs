@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
-use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
@@ -16,7 +15,9 @@ use super::job_row::JobRow;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
-use super::task_columns::{Earlier, Released, Source, earlier_starts, task_columns};
+use super::task_columns::{
+    Earlier, Released, Reuse, Source, earlier_reuse, job_sources, task_columns,
+};
 use super::task_row::TaskRow;
 use super::{
     ChangedNodes, IdLists, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup,
@@ -438,27 +439,24 @@ impl<'a> SnapshotBuilder<'a> {
             }
             jobless.par_sort_by(|a, b| task_order(a, b));
         }
-        // Each task row comes from the earlier snapshot when its job's pods are the very same
-        // versions as then, else from its pod's memo (derived for pods that changed).
+        // Each task row comes from the earlier snapshot when its pod is the very same version
+        // as then, else from its pod's memo (derived for pods that changed).
         let earlier = self
             .earlier_tasks
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let reused = match &earlier {
-            Some(e) => earlier_starts(e, &j.uid, &members),
-            None => vec![None; members.len()],
+        let reuse = match &earlier {
+            Some(e) => earlier_reuse(e, &j.uid, &members),
+            None => vec![Reuse::Nothing; members.len()],
         };
         let fresh = |p| Source::Fresh(p, TaskRow::lent(p));
         let rows = in_jobs + jobless.len();
-        let sources: Vec<Source> = if reused.iter().any(Option::is_some) {
+        let sources: Vec<Source> = if reuse.iter().any(|r| !matches!(r, Reuse::Nothing)) {
             members
                 .par_iter()
-                .zip(&reused)
-                .flat_map_iter(|(&pods, start)| match *start {
-                    Some(start) => Either::Left(std::iter::once(Source::Earlier { start, pods })),
-                    None => Either::Right(pods.iter().map(fresh)),
-                })
+                .zip(&reuse)
+                .flat_map_iter(|(&pods, reuse)| job_sources(pods, reuse))
                 .chain(jobless.par_iter().map(|&p| fresh(p)))
                 .collect()
         } else {

@@ -4,7 +4,7 @@
 //! the scheduler writes back unchanged makes no new version), so a snapshot formats no key,
 //! parses no `minResources` and copies no string for the PodGroups that did not change: it
 //! shares the row's strings. Sharing the UID also lets a snapshot find a job's earlier self by
-//! pointer (`task_columns::earlier_starts`).
+//! pointer (`task_columns::earlier_reuse`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

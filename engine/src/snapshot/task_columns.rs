@@ -1,9 +1,10 @@
 //! The task table's columns, row by row from where each row comes from: the earlier snapshot's
-//! table for jobs whose pods did not change (moved out of it when nothing else holds it), the
-//! pods' own rows for the others.
+//! table for pods that did not change (moved out of it when nothing else holds it), the pods'
+//! own rows for the others.
 //!
-//! In a steady cluster nine jobs in ten are unchanged from one cycle to the next, so most rows
-//! are moved rather than read from 400k scattered pod memos and their node looked up again.
+//! In a steady cluster nine jobs in ten are unchanged from one cycle to the next, and most of the
+//! others lost or gained one pod, so most rows are moved rather than read from 400k scattered pod
+//! memos and their node looked up again.
 
 use std::cmp::Ordering;
 use std::convert::identity;
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::iter::Either;
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use super::task_row::TaskRow;
 use super::{NodeTable, TaskTable, TaskTables};
@@ -81,16 +83,41 @@ enum EarlierColumn<'e, T> {
     None,
 }
 
-/// For each new job, the first row of its tasks in the earlier snapshot, when the job was there
-/// with the very same pod versions in the same order (so its rows are the same). Both job tables
-/// are sorted by UID, so the jobs are paired in one merge; a PodGroup that did not change shares
-/// its UID with the earlier table (its memoised row's), so most pairs compare one pointer, not
-/// text. The pods are then compared on the pool.
-pub(super) fn earlier_starts(
+/// Where a job's task rows come from in the earlier snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Reuse {
+    /// Nowhere: a new job, or none of its pods is a version the earlier snapshot had.
+    Nothing,
+    /// All of them, from this earlier row on: the very same pod versions in the same order.
+    Whole(usize),
+    /// Some: runs of pods that are the very same versions as consecutive earlier rows (a job
+    /// one of whose pods finished or was bound); the others are fresh.
+    Runs(SmallVec<[Run; 2]>),
+}
+
+/// Pods `pod..pod + len` of a job are the earlier rows `row..row + len`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Run {
+    pub pod: usize,
+    pub row: usize,
+    pub len: usize,
+}
+
+/// How far past the last earlier row taken a pod of a changed job is looked for (by address):
+/// enough for the pods that left a job between two snapshots, without a scan of the whole job
+/// for each of its changed pods (a job of thousands of pods whose versions all changed).
+const REUSE_WINDOW: usize = 64;
+
+/// For each new job, where its rows come from in the earlier snapshot. Both job tables are
+/// sorted by UID, so the jobs are paired in one merge; a PodGroup that did not change shares its
+/// UID with the earlier table (its memoised row's), so most pairs compare one pointer, not text.
+/// The pods are then compared, by address, on the pool: a pod that is the very version the
+/// earlier snapshot had has the same row.
+pub(super) fn earlier_reuse(
     earlier: &TaskTables,
     uids: &[Arc<str>],
     members: &[&[Arc<Pod>]],
-) -> Vec<Option<usize>> {
+) -> Vec<Reuse> {
     let (jobs, tasks) = (&earlier.jobs, &earlier.tasks);
     let mut at = 0;
     let pairs: Vec<Option<usize>> = uids
@@ -115,18 +142,77 @@ pub(super) fn earlier_starts(
         .par_iter()
         .zip(members)
         .map(|(&e, pods)| {
-            let e = e?;
-            if jobs.tasks[e].len() != pods.len() {
-                return None;
-            }
-            let start = jobs.tasks[e].first()?.idx();
-            let rows = tasks.pod.get(start..start + pods.len())?;
-            rows.iter()
-                .zip(*pods)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
-                .then_some(start)
+            let Some(e) = e else {
+                return Reuse::Nothing;
+            };
+            let Some(start) = jobs.tasks[e].first().map(|t| t.idx()) else {
+                return Reuse::Nothing;
+            };
+            let Some(rows) = tasks.pod.get(start..start + jobs.tasks[e].len()) else {
+                return Reuse::Nothing;
+            };
+            reuse(rows, pods, start)
         })
         .collect()
+}
+
+/// Which of `pods` are the earlier `rows` (which begin at row `start`), in order.
+fn reuse(rows: &[Arc<Pod>], pods: &[Arc<Pod>], start: usize) -> Reuse {
+    if rows.len() == pods.len() && rows.iter().zip(pods).all(|(a, b)| Arc::ptr_eq(a, b)) {
+        return Reuse::Whole(start);
+    }
+    let mut runs: SmallVec<[Run; 2]> = SmallVec::new();
+    let mut from = 0;
+    for (i, pod) in pods.iter().enumerate() {
+        let mut window = rows[from..].iter().take(REUSE_WINDOW);
+        let Some(skipped) = window.position(|p| Arc::ptr_eq(p, pod)) else {
+            continue;
+        };
+        let row = from + skipped;
+        match runs.last_mut() {
+            Some(r) if r.pod + r.len == i && r.row + r.len == start + row => r.len += 1,
+            _ => runs.push(Run {
+                pod: i,
+                row: start + row,
+                len: 1,
+            }),
+        }
+        from = row + 1;
+    }
+    if runs.is_empty() {
+        Reuse::Nothing
+    } else {
+        Reuse::Runs(runs)
+    }
+}
+
+/// The sources of a job's rows: its pods as `reuse` says, the others fresh.
+pub(super) fn job_sources<'p>(
+    pods: &'p [Arc<Pod>],
+    reuse: &Reuse,
+) -> impl Iterator<Item = Source<'p>> + 'p {
+    let fresh = |p| Source::Fresh(p, TaskRow::lent(p));
+    let runs: SmallVec<[Run; 2]> = match reuse {
+        Reuse::Nothing => SmallVec::new(),
+        &Reuse::Whole(row) => smallvec::smallvec![Run {
+            pod: 0,
+            row,
+            len: pods.len(),
+        }],
+        Reuse::Runs(runs) => runs.clone(),
+    };
+    let mut next = 0;
+    let mut sources: SmallVec<[Source<'p>; 4]> = SmallVec::new();
+    for r in runs {
+        sources.extend(pods[next..r.pod].iter().map(fresh));
+        sources.push(Source::Earlier {
+            start: r.row,
+            pods: &pods[r.pod..r.pod + r.len],
+        });
+        next = r.pod + r.len;
+    }
+    sources.extend(pods[next..].iter().map(fresh));
+    sources.into_iter()
 }
 
 /// One task column of `rows` rows: `fresh` for rows from a pod, `carry` for values of the
@@ -294,4 +380,96 @@ pub(super) fn task_columns(
         s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pods(n: usize) -> Vec<Arc<Pod>> {
+        (0..n).map(|_| Arc::new(Pod::default())).collect()
+    }
+
+    #[test]
+    fn a_job_with_the_very_same_pod_versions_takes_all_its_earlier_rows() {
+        let earlier = pods(3);
+        assert_eq!(reuse(&earlier, &earlier.clone(), 10), Reuse::Whole(10));
+    }
+
+    #[test]
+    fn a_job_that_lost_a_pod_takes_the_rows_of_the_others_in_two_runs() {
+        let earlier = pods(5);
+        let now = [&earlier[..2], &earlier[3..]].concat();
+        let Reuse::Runs(runs) = reuse(&earlier, &now, 100) else {
+            panic!("expected runs");
+        };
+        let expected = [
+            Run {
+                pod: 0,
+                row: 100,
+                len: 2,
+            },
+            Run {
+                pod: 2,
+                row: 103,
+                len: 2,
+            },
+        ];
+        assert_eq!(runs.as_slice(), expected);
+    }
+
+    #[test]
+    fn a_new_pod_version_is_fresh_and_its_neighbours_keep_their_rows() {
+        let earlier = pods(4);
+        let mut now = earlier.clone();
+        now[1] = Arc::new(Pod::default());
+        let Reuse::Runs(runs) = reuse(&earlier, &now, 0) else {
+            panic!("expected runs");
+        };
+        let expected = [
+            Run {
+                pod: 0,
+                row: 0,
+                len: 1,
+            },
+            Run {
+                pod: 2,
+                row: 2,
+                len: 2,
+            },
+        ];
+        assert_eq!(runs.as_slice(), expected);
+        let sources: Vec<Source> = job_sources(&now, &Reuse::Runs(runs)).collect();
+        let kinds: Vec<&str> = sources
+            .iter()
+            .map(|s| match s {
+                Source::Earlier { .. } => "earlier",
+                Source::Fresh(..) => "fresh",
+            })
+            .collect();
+        assert_eq!(kinds, ["earlier", "fresh", "earlier"]);
+        assert_eq!(sources.iter().map(Source::rows).sum::<usize>(), now.len());
+    }
+
+    #[test]
+    fn a_job_whose_pods_all_changed_reuses_nothing() {
+        assert_eq!(reuse(&pods(3), &pods(3), 0), Reuse::Nothing);
+    }
+
+    #[test]
+    fn an_earlier_row_further_than_the_window_past_the_last_taken_is_not_looked_for() {
+        let earlier = pods(REUSE_WINDOW + 2);
+        let now = vec![earlier[REUSE_WINDOW + 1].clone()];
+        assert_eq!(reuse(&earlier, &now, 0), Reuse::Nothing);
+        let near = vec![earlier[REUSE_WINDOW - 1].clone()];
+        let expected = Run {
+            pod: 0,
+            row: REUSE_WINDOW - 1,
+            len: 1,
+        };
+        assert_eq!(
+            reuse(&earlier, &near, 0),
+            Reuse::Runs(smallvec::smallvec![expected])
+        );
+    }
 }
