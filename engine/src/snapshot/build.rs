@@ -11,6 +11,7 @@ use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
+use super::job_columns::{JobSource, UidPrefix, job_columns, sort_by_uid};
 use super::job_row::JobRow;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
@@ -24,8 +25,8 @@ use super::{
     QueueTable, Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
-    HyperNode, LabelSelector, Lent, NetworkTopologySpec, Node, NodeMetrics, Pod,
-    PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -346,7 +347,7 @@ impl<'a> SnapshotBuilder<'a> {
         }
         // Jobs: PodGroups whose queue exists, by UID; rows (from the PodGroups' memos), sort
         // and columns in parallel.
-        let mut pgs: Vec<(Lent<JobRow>, &Arc<PodGroup>, QueueId)> = self
+        let mut pgs: Vec<JobSource> = self
             .pod_groups
             .par_iter()
             .filter_map(|pg| {
@@ -357,11 +358,11 @@ impl<'a> SnapshotBuilder<'a> {
                     &pg.spec.queue
                 };
                 let q = queues.id(qname)?;
-                Some((JobRow::lent(pg), pg, q))
+                let row = JobRow::lent(pg);
+                Some((UidPrefix::of(&row.uid), row, pg, q))
             })
             .collect();
-        pgs.par_sort_by(|a, b| a.0.uid.cmp(&b.0.uid));
-        pgs.dedup_by(|a, b| a.0.uid == b.0.uid);
+        sort_by_uid(&mut pgs);
         let priority_of = |pg: &PodGroup| {
             if pg.spec.priority_class_name.is_empty() {
                 default_priority
@@ -372,34 +373,8 @@ impl<'a> SnapshotBuilder<'a> {
                     .unwrap_or(default_priority)
             }
         };
-        let mut jobs = JobTable::default();
+        let mut jobs = job_columns(&pgs, priority_of);
         let j = &mut jobs;
-        macro_rules! from_row {
-            ($($field:ident),*) => {$(
-                j.$field = pgs.par_iter().map(|(row, _, _)| row.$field.clone()).collect();
-            )*};
-        }
-        from_row!(
-            uid,
-            name,
-            namespace,
-            min_available,
-            min_resources,
-            task_min_available_total,
-            preemptable,
-            created,
-            phase,
-            network_topology,
-            has_sub_group_policy,
-            min_sub_jobs
-        );
-        j.queue = pgs.iter().map(|(_, _, q)| *q).collect();
-        j.priority = pgs.par_iter().map(|(_, pg, _)| priority_of(pg)).collect();
-        j.task_min_available = pgs
-            .par_iter()
-            .map(|(_, pg, _)| pg.spec.min_task_member.clone())
-            .collect();
-        j.podgroup = pgs.par_iter().map(|(_, pg, _)| Arc::clone(pg)).collect();
         // Tasks: by job, each job's pods in task order, then the pods of no session job. The
         // groups come sorted (from the cache's index, or grouped here from loose pods), so
         // placing them takes one lookup per group.

@@ -8,6 +8,7 @@ mod build;
 mod derived;
 mod hyper_nodes;
 mod id_lists;
+mod job_columns;
 mod job_row;
 mod jobs;
 mod label_index;
