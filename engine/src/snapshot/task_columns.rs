@@ -287,6 +287,44 @@ fn column<T: Clone + Send + Sync + 'static>(
     }
 }
 
+/// `column` for plain-data values: the earlier column, owned or shared, is only read, a run at
+/// a time in one copy (moving value by value cost more than the values: most columns are a
+/// byte or a few). Values that `carry` maps are copied one by one.
+fn copied_column<T: Copy + Send + Sync + 'static>(
+    sources: &[Source],
+    rows: Rows,
+    earlier: EarlierColumn<T>,
+    carry: Option<&(dyn Fn(T) -> T + Sync)>,
+    fresh: impl Fn(&Arc<Pod>, &TaskRow) -> T + Sync,
+    unused: &Mutex<Released>,
+) -> Vec<T> {
+    let owned;
+    let values: &[T] = match earlier {
+        EarlierColumn::Owned(values) => {
+            owned = values;
+            &owned
+        }
+        EarlierColumn::Shared(values) => values,
+        EarlierColumn::None => {
+            return column(sources, rows, EarlierColumn::None, identity, fresh, unused);
+        }
+    };
+    let mut out = Vec::with_capacity(rows.count);
+    for source in sources {
+        match *source {
+            Source::Earlier { start, pods } => match values.get(start..start + pods.len()) {
+                Some(run) => match carry {
+                    None => out.extend_from_slice(run),
+                    Some(carry) => out.extend(run.iter().map(|&v| carry(v))),
+                },
+                None => out.extend(derived(pods, &fresh)),
+            },
+            Source::Fresh(pod, ref row) => out.push(fresh(pod, row)),
+        }
+    }
+    out
+}
+
 /// The rows of `pods` derived from the pods themselves.
 fn derived<'a, T>(
     pods: &'a [Arc<Pod>],
@@ -357,12 +395,16 @@ pub(super) fn task_columns(
                 });
             )*};
         }
-        from_row!(
-            uid,
-            name,
-            namespace,
-            role,
-            resreq,
+        macro_rules! copied_from_row {
+            ($($field:ident),*) => {$(
+                s.spawn(|_| {
+                    let value = |_: &Arc<Pod>, r: &TaskRow| r.$field;
+                    t.$field = copied_column(sources, rows, $field, None, value, unused)
+                });
+            )*};
+        }
+        from_row!(uid, name, namespace, role, resreq);
+        copied_from_row!(
             priority,
             preemptable,
             sch_gated,
@@ -374,9 +416,12 @@ pub(super) fn task_columns(
         );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
-            t.best_effort = column(sources, rows, best_effort, identity, empty, unused)
+            t.best_effort = copied_column(sources, rows, best_effort, None, empty, unused)
         });
-        s.spawn(|_| t.node = column(sources, rows, node, carry_node, node_of, unused));
+        s.spawn(|_| {
+            let carry: Option<&(dyn Fn(_) -> _ + Sync)> = node_ids.map(|_| &carry_node as _);
+            t.node = copied_column(sources, rows, node, carry, node_of, unused)
+        });
         s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
     t
@@ -449,6 +494,44 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["earlier", "fresh", "earlier"]);
         assert_eq!(sources.iter().map(Source::rows).sum::<usize>(), now.len());
+    }
+
+    #[test]
+    fn plain_data_columns_copy_earlier_runs_map_carried_values_and_derive_the_rest() {
+        let pods = pods(4);
+        let unused = Mutex::new(Released::default());
+        let sources = [
+            Source::Earlier {
+                start: 2,
+                pods: &pods[..2],
+            },
+            Source::Fresh(&pods[2], TaskRow::lent(&pods[2])),
+            Source::Earlier {
+                start: 0,
+                pods: &pods[3..],
+            },
+            Source::Earlier {
+                start: 9,
+                pods: &pods[3..],
+            },
+        ];
+        let rows = Rows::of(&sources);
+        let fresh = |_: &Arc<Pod>, _: &TaskRow| -1;
+        let earlier = || EarlierColumn::Owned(vec![10, 11, 12, 13]);
+        let plain = copied_column(&sources, rows, earlier(), None, fresh, &unused);
+        assert_eq!(plain, [12, 13, -1, 10, -1], "out of range: derived again");
+        let double = |v: i32| v * 2;
+        let carried = copied_column(&sources, rows, earlier(), Some(&double), fresh, &unused);
+        assert_eq!(carried, [24, 26, -1, 20, -1]);
+        let shared = copied_column(
+            &sources,
+            rows,
+            EarlierColumn::Shared(&[10, 11, 12, 13]),
+            None,
+            fresh,
+            &unused,
+        );
+        assert_eq!(shared, plain);
     }
 
     #[test]
