@@ -11,7 +11,7 @@ use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::hyper_nodes::CLUSTER_TOP;
-use super::job_columns::{JobSource, UidPrefix, job_columns, sort_by_uid};
+use super::job_columns::{JobSource, job_columns, sort_by_uid};
 use super::job_row::JobRow;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::node_row::NodeRow;
@@ -352,14 +352,14 @@ impl<'a> SnapshotBuilder<'a> {
             .par_iter()
             .filter_map(|pg| {
                 let pg: &Arc<PodGroup> = pg;
-                let qname = if pg.spec.queue.is_empty() {
+                let row = JobRow::lent(pg);
+                let qname = if row.queue.is_empty() {
                     &self.default_queue
                 } else {
-                    &pg.spec.queue
+                    &*row.queue
                 };
                 let q = queues.id(qname)?;
-                let row = JobRow::lent(pg);
-                Some((UidPrefix::of(&row.uid), row, pg, q))
+                Some((row.uid_prefix, row, pg, q))
             })
             .collect();
         sort_by_uid(&mut pgs);

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::build::{PREEMPTABLE_KEY, parse_go_bool, topology_of};
+use super::few_text::few_text;
+use super::job_columns::UidPrefix;
 use super::jobs::{NetworkTopology, known_phase};
 use crate::api::{Lent, PodGroup, Time};
 use crate::model::Resource;
@@ -22,6 +24,10 @@ pub(super) struct JobRow {
     pub uid: Arc<str>,
     pub name: Arc<str>,
     pub namespace: Arc<str>,
+    /// The UID's sort prefix, beside the row (`job_columns`).
+    pub uid_prefix: UidPrefix,
+    /// `spec.queue` (empty for the default queue), the process's shared copy (`few_text`).
+    pub queue: Arc<str>,
     pub min_available: i32,
     pub min_resources: Option<Resource>,
     pub task_min_available_total: i32,
@@ -70,6 +76,8 @@ impl JobRow {
             network_topology: topology_of(&pg.spec.network_topology),
             has_sub_group_policy: !pg.spec.sub_group_policy.is_empty(),
             min_sub_jobs,
+            uid_prefix: UidPrefix::of(&uid),
+            queue: few_text(&pg.spec.queue),
             uid: uid.into(),
         }
     }

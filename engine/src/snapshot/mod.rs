@@ -6,6 +6,7 @@
 
 mod build;
 mod derived;
+mod few_text;
 mod hyper_nodes;
 mod id_lists;
 mod job_columns;

@@ -4,10 +4,10 @@
 //! in the pod's memo, so a snapshot only derives the rows of pods that changed since the last
 //! cycle; the others are copied (shared strings, no parsing).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::build::{PREEMPTABLE_KEY, TASK_PRIORITY_KEY, TASK_SPEC_KEY, parse_go_bool, pod_request};
+use super::few_text::few_text;
 use super::signature::{self, SignatureId, TaskSignature};
 use crate::api::{Lent, Pod, Time};
 use crate::model::{Resource, TaskStatus};
@@ -47,22 +47,6 @@ fn shared_text(text: &str) -> Arc<str> {
     } else {
         text.into()
     }
-}
-
-/// A namespace name, one shared copy per namespace for the life of the process (a cluster has
-/// few namespaces and hundreds of thousands of pods in them).
-fn namespace_text(namespace: &str) -> Arc<str> {
-    static NAMES: OnceLock<Mutex<HashSet<Arc<str>>>> = OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(name) = names.get(namespace) {
-        return name.clone();
-    }
-    let name: Arc<str> = namespace.into();
-    names.insert(name.clone());
-    name
 }
 
 /// The index Volcano's `CompareTask` reads from a pod name: the last of at least three
@@ -114,7 +98,7 @@ impl TaskRow {
         TaskRow {
             uid: uid.into(),
             name: m.name.as_str().into(),
-            namespace: namespace_text(&m.namespace),
+            namespace: few_text(&m.namespace),
             role: shared_text(role),
             signature: signature::intern(&TaskSignature::new(p, &resreq)),
             resreq,
