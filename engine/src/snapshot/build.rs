@@ -387,15 +387,23 @@ impl<'a> SnapshotBuilder<'a> {
                 &grouped
             }
         };
-        // Each job's pods: two lookups a job, on the pool. Pods left over (naming no PodGroup,
-        // or one not in the session) are the jobless ones, found only when there are some.
-        let members: Vec<&[Arc<Pod>]> = j
-            .namespace
+        // Each job's pods: two lookups a job, on the pool, by the names as the UID prefix
+        // beside the job holds them when they fit (the names' own bytes lie one allocation
+        // each over the heap). Pods left over (naming no PodGroup, or one not in the session)
+        // are the jobless ones, found only when there are some.
+        let members: Vec<&[Arc<Pod>]> = pgs
             .par_iter()
+            .zip(&j.namespace)
             .zip(&j.name)
-            .map(|(namespace, name)| match &**name {
-                "" => &[][..],
-                name => index.members(namespace, name),
+            .map(|((job, namespace), name)| {
+                let (namespace, name) = job
+                    .0
+                    .key_parts(namespace, name)
+                    .unwrap_or((namespace, name));
+                match name {
+                    "" => &[][..],
+                    name => index.members(namespace, name),
+                }
             })
             .collect();
         let in_jobs: usize = members.iter().map(|m| m.len()).sum();

@@ -28,6 +28,15 @@ impl UidPrefix {
         prefix[..bytes.len()].copy_from_slice(bytes);
         UidPrefix(prefix)
     }
+
+    /// The namespace and name of the job whose UID (`namespace/name`) this is the prefix of,
+    /// read from the prefix when the whole UID is in it (the lengths come from the job's own
+    /// strings, without reading them); `None` when it is not.
+    pub(super) fn key_parts(&self, namespace: &str, name: &str) -> Option<(&str, &str)> {
+        let (ns, len) = (namespace.len(), namespace.len() + 1 + name.len());
+        let uid = std::str::from_utf8(self.0.get(..len)?).ok()?;
+        Some((uid.get(..ns)?, uid.get(ns + 1..)?))
+    }
 }
 
 /// A job to be: its UID prefix, row, PodGroup and queue.
@@ -154,6 +163,12 @@ mod tests {
             UidPrefix::of("a\0"),
             "padding ties, the UIDs decide"
         );
+        let prefix = UidPrefix::of("ns/job-1");
+        assert_eq!(prefix.key_parts("ns", "job-1"), Some(("ns", "job-1")));
+        let long = format!("ns/{}", "n".repeat(30));
+        let long_prefix = UidPrefix::of(&long);
+        let not_all = long_prefix.key_parts("ns", &long[3..]);
+        assert_eq!(not_all, None, "the whole UID is not in the prefix");
         let long = "x".repeat(40);
         assert_eq!(UidPrefix::of(&long), UidPrefix::of(&format!("{long}y")));
     }
