@@ -82,11 +82,10 @@ def timeline(all_samples):
     marks.sort()
     intervals, cycle, last_rank = [], 0, None
     for time, phase in marks:
-        rank = ORDER.index(phase) if phase in ORDER else None
-        if cycle == 0 or (rank is not None and last_rank is not None and rank < last_rank):
+        rank = ORDER.index(phase)
+        if last_rank is None or rank < last_rank:
             cycle += 1
-        if rank is not None:
-            last_rank = rank
+        last_rank = rank
         if intervals and intervals[-1][2:] == (cycle, phase):
             intervals[-1][1] = time
         else:
@@ -129,7 +128,7 @@ def main():
     print(f"cycles {a.from_cycle}-{last} of {cycles}, CPU ms per cycle (all threads) at "
           f"{a.frequency:g} Hz")
     n = max(1, last - a.from_cycle + 1)
-    ranked = sorted(folded, key=lambda ph: ORDER.index(ph) if ph in ORDER else len(ORDER))
+    ranked = sorted(folded, key=ORDER.index)
     for phase in ranked:
         stacks = folded[phase]
         with open(os.path.join(a.out, f"{phase}.folded"), "w") as f:
@@ -144,8 +143,12 @@ def main():
             own[frames[-1]] += count
         print(f"\n{phase}: {total / a.frequency * 1000 / n:.1f} ms CPU per cycle ({total} samples)")
         print("  inclusive, tephra functions:")
-        tephra = [(f, c) for f, c in inclusive.most_common() if f.startswith("tephra")]
-        for frame, count in tephra[1 : a.top + 1]:
+        tephra = [
+            (f, c)
+            for f, c in inclusive.most_common()
+            if f.startswith("tephra") and CYCLE_FRAME not in f
+        ]
+        for frame, count in tephra[: a.top]:
             print(f"    {100 * count / total:5.1f}%  {frame[:110]}")
         print("  self:")
         for frame, count in own.most_common(a.top // 2):

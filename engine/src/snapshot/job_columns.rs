@@ -39,7 +39,8 @@ impl UidPrefix {
     }
 }
 
-/// A job to be: its UID prefix, row, PodGroup and queue.
+/// A job to be: its UID prefix (the row's, copied beside it so that sorting reads no row), row,
+/// PodGroup and queue.
 pub(super) type JobSource<'a> = (UidPrefix, Lent<'a, JobRow>, &'a Arc<PodGroup>, QueueId);
 
 /// Sorts `jobs` by UID, keeping the first of any that share one, as a stable sort and a dedup by
@@ -101,46 +102,45 @@ fn push_row(t: &mut JobTable, row: &JobRow, pg: &Arc<PodGroup>, queue: QueueId, 
     t.min_sub_jobs.push(row.min_sub_jobs.clone());
 }
 
+/// Calls `$apply!` with every row column of `JobTable`: all but the task and sub-job lists,
+/// which are set once the tasks are placed.
+macro_rules! row_columns {
+    ($apply:ident) => {
+        $apply!(
+            uid,
+            name,
+            namespace,
+            queue,
+            min_available,
+            priority,
+            min_resources,
+            task_min_available,
+            task_min_available_total,
+            preemptable,
+            created,
+            podgroup,
+            phase,
+            network_topology,
+            has_sub_group_policy,
+            min_sub_jobs
+        )
+    };
+}
+
 /// Room for `n` more rows in each row column, so none grows by copying itself.
 fn reserve_rows(t: &mut JobTable, n: usize) {
-    t.uid.reserve_exact(n);
-    t.name.reserve_exact(n);
-    t.namespace.reserve_exact(n);
-    t.queue.reserve_exact(n);
-    t.min_available.reserve_exact(n);
-    t.priority.reserve_exact(n);
-    t.min_resources.reserve_exact(n);
-    t.task_min_available.reserve_exact(n);
-    t.task_min_available_total.reserve_exact(n);
-    t.preemptable.reserve_exact(n);
-    t.created.reserve_exact(n);
-    t.podgroup.reserve_exact(n);
-    t.phase.reserve_exact(n);
-    t.network_topology.reserve_exact(n);
-    t.has_sub_group_policy.reserve_exact(n);
-    t.min_sub_jobs.reserve_exact(n);
+    macro_rules! reserve {
+        ($($column:ident),*) => {$( t.$column.reserve_exact(n); )*};
+    }
+    row_columns!(reserve);
 }
 
 /// Moves `rows`' row columns to the end of `t`'s.
 fn append_rows(t: &mut JobTable, mut rows: JobTable) {
-    t.uid.append(&mut rows.uid);
-    t.name.append(&mut rows.name);
-    t.namespace.append(&mut rows.namespace);
-    t.queue.append(&mut rows.queue);
-    t.min_available.append(&mut rows.min_available);
-    t.priority.append(&mut rows.priority);
-    t.min_resources.append(&mut rows.min_resources);
-    t.task_min_available.append(&mut rows.task_min_available);
-    t.task_min_available_total
-        .append(&mut rows.task_min_available_total);
-    t.preemptable.append(&mut rows.preemptable);
-    t.created.append(&mut rows.created);
-    t.podgroup.append(&mut rows.podgroup);
-    t.phase.append(&mut rows.phase);
-    t.network_topology.append(&mut rows.network_topology);
-    t.has_sub_group_policy
-        .append(&mut rows.has_sub_group_policy);
-    t.min_sub_jobs.append(&mut rows.min_sub_jobs);
+    macro_rules! append {
+        ($($column:ident),*) => {$( t.$column.append(&mut rows.$column); )*};
+    }
+    row_columns!(append);
 }
 
 #[cfg(test)]

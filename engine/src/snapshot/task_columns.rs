@@ -362,10 +362,6 @@ pub(super) fn task_columns(
             nodes.id(name)
         }
     };
-    let carry_node = |n: Option<NodeId>| match node_ids {
-        Some(ids) => n.and_then(|n| ids[n.idx()]),
-        None => n,
-    };
     let rows = Rows::of(sources);
     let mut t = TaskTable::default();
     let best_effort = earlier!(best_effort);
@@ -419,7 +415,9 @@ pub(super) fn task_columns(
             t.best_effort = copied_column(sources, rows, best_effort, None, empty, unused)
         });
         s.spawn(|_| {
-            let carry: Option<&(dyn Fn(_) -> _ + Sync)> = node_ids.map(|_| &carry_node as _);
+            let carry_node =
+                node_ids.map(|ids| move |n: Option<NodeId>| n.and_then(|n| ids[n.idx()]));
+            let carry = carry_node.as_ref().map(|c| c as &(dyn Fn(_) -> _ + Sync));
             t.node = copied_column(sources, rows, node, carry, node_of, unused)
         });
         s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
@@ -435,6 +433,10 @@ mod tests {
         (0..n).map(|_| Arc::new(Pod::default())).collect()
     }
 
+    fn run(pod: usize, row: usize, len: usize) -> Run {
+        Run { pod, row, len }
+    }
+
     #[test]
     fn a_job_with_the_very_same_pod_versions_takes_all_its_earlier_rows() {
         let earlier = pods(3);
@@ -448,18 +450,7 @@ mod tests {
         let Reuse::Runs(runs) = reuse(&earlier, &now, 100) else {
             panic!("expected runs");
         };
-        let expected = [
-            Run {
-                pod: 0,
-                row: 100,
-                len: 2,
-            },
-            Run {
-                pod: 2,
-                row: 103,
-                len: 2,
-            },
-        ];
+        let expected = [run(0, 100, 2), run(2, 103, 2)];
         assert_eq!(runs.as_slice(), expected);
     }
 
@@ -471,18 +462,7 @@ mod tests {
         let Reuse::Runs(runs) = reuse(&earlier, &now, 0) else {
             panic!("expected runs");
         };
-        let expected = [
-            Run {
-                pod: 0,
-                row: 0,
-                len: 1,
-            },
-            Run {
-                pod: 2,
-                row: 2,
-                len: 2,
-            },
-        ];
+        let expected = [run(0, 0, 1), run(2, 2, 2)];
         assert_eq!(runs.as_slice(), expected);
         let sources: Vec<Source> = job_sources(&now, &Reuse::Runs(runs)).collect();
         let kinds: Vec<&str> = sources
@@ -545,11 +525,7 @@ mod tests {
         let now = vec![earlier[REUSE_WINDOW + 1].clone()];
         assert_eq!(reuse(&earlier, &now, 0), Reuse::Nothing);
         let near = vec![earlier[REUSE_WINDOW - 1].clone()];
-        let expected = Run {
-            pod: 0,
-            row: REUSE_WINDOW - 1,
-            len: 1,
-        };
+        let expected = run(0, REUSE_WINDOW - 1, 1);
         assert_eq!(
             reuse(&earlier, &near, 0),
             Reuse::Runs(smallvec::smallvec![expected])
