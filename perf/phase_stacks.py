@@ -74,18 +74,22 @@ ORDER = [
 
 def timeline(all_samples):
     """Intervals (start, end, cycle, phase) of the cycle's thread, cycles numbered from 1: a
-    cycle begins where the phase goes back to an earlier one in ORDER (snapshot after close)."""
+    cycle begins where the phase goes back to an earlier one in ORDER (snapshot after close);
+    "other" samples leave the count as it is."""
     marks = []
     for tid, time, frames in all_samples:
         if any(CYCLE_FRAME in f for f in frames):
             marks.append((time, phase_of(frames)))
     marks.sort()
-    intervals, cycle, last_rank = [], 0, None
+    intervals, cycle, last_rank = [], 1, None
     for time, phase in marks:
-        rank = ORDER.index(phase)
-        if last_rank is None or rank < last_rank:
-            cycle += 1
-        last_rank = rank
+        # Work of the cycle outside every phase (before the snapshot, after the close) neither
+        # starts a cycle nor ends one.
+        if phase != "other":
+            rank = ORDER.index(phase)
+            if last_rank is not None and rank < last_rank:
+                cycle += 1
+            last_rank = rank
         if intervals and intervals[-1][2:] == (cycle, phase):
             intervals[-1][1] = time
         else:
