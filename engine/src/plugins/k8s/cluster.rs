@@ -9,10 +9,11 @@
 //! predicates is not configured. The lists of nodes holding pods with (anti-)affinity are computed
 //! once, at open, in both cases.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use fixedbitset::FixedBitSet;
+use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::node_pods::NodePods;
@@ -21,7 +22,7 @@ use super::requests::{NamedAmounts, PodResource};
 use crate::api::Pod;
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId};
-use crate::snapshot::TaskTable;
+use crate::snapshot::{SignatureId, TaskTable};
 
 /// Every task's parsed pod, looked up when first asked for: each pod is parsed once per version
 /// of it and kept in the pod's memo across snapshots, and a session reads few of them (those
@@ -57,15 +58,34 @@ struct NodeSums {
     required_anti_affinity: bool,
 }
 
+/// Kube requests by task signature, as far as one worker has looked them up. Equal signatures
+/// have equal containers, init containers and overhead, so equal kube requests: a node's pods
+/// are summed from the few signatures they share instead of from 400k scattered pod memos.
+type RequestsBySignature<'a> = HashMap<SignatureId, &'a PodResource, FixedState>;
+
 impl NodeSums {
-    fn of(infos: &PodInfos, tasks: &[TaskId]) -> NodeSums {
+    fn of<'a>(
+        infos: &'a PodInfos,
+        tasks: &[TaskId],
+        by_signature: &mut RequestsBySignature<'a>,
+    ) -> NodeSums {
         let mut sums = NodeSums::default();
         let requested = Arc::make_mut(&mut sums.requested);
+        let columns = &infos.tasks;
         for &t in tasks {
-            let info = infos.get(t);
-            requested.add(&info.resource, 1);
-            sums.affinity |= info.has_pod_affinity;
-            sums.required_anti_affinity |= !info.required_anti_affinity.is_empty();
+            // Only a pod with inter-pod terms can have (anti-)affinity; its own info says which.
+            if columns.inter_pod[t.idx()] {
+                let info = infos.get(t);
+                requested.add(&info.resource, 1);
+                sums.affinity |= info.has_pod_affinity;
+                sums.required_anti_affinity |= !info.required_anti_affinity.is_empty();
+            } else {
+                let signature = columns.signature[t.idx()];
+                let resource = *by_signature
+                    .entry(signature)
+                    .or_insert_with(|| &infos.get(t).resource);
+                requested.add(resource, 1);
+            }
         }
         sums
     }
@@ -147,10 +167,13 @@ impl ClusterView {
         let per_node: Vec<NodeSums> = pods
             .par_iter()
             .enumerate()
-            .map(|(n, ts)| match &earlier {
-                Some((sums, changed)) if !changed.contains(n) => sums[n].clone(),
-                _ => NodeSums::of(&infos, ts),
-            })
+            .map_init(
+                RequestsBySignature::default,
+                |by_signature, (n, ts)| match &earlier {
+                    Some((sums, changed)) if !changed.contains(n) => sums[n].clone(),
+                    _ => NodeSums::of(&infos, ts, by_signature),
+                },
+            )
             .collect();
         let nodes_where = |f: fn(&NodeSums) -> bool| -> Vec<NodeId> {
             (0..per_node.len())
