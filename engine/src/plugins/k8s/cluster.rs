@@ -381,6 +381,42 @@ mod tests {
     }
 
     #[test]
+    fn a_node_sums_every_pod_whether_it_shares_a_signature_or_has_inter_pod_terms() {
+        let quarter = "containers: [{resources: {requests: {cpu: 250m, memory: 1Gi}}}]";
+        let anti = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {a: b}}, topologyKey: zone}]}}";
+        let objects = [
+            JOB.to_string(),
+            node("n1", "", "pods: '10'"),
+            running_pod("a", "n1", "", quarter),
+            running_pod("b", "n1", "", quarter),
+            running_pod(
+                "c",
+                "n1",
+                "",
+                "containers: [{resources: {requests: {cpu: '1'}}}]",
+            ),
+            running_pod(
+                "anti",
+                "n1",
+                "",
+                &format!("{anti}, containers: [{{resources: {{requests: {{cpu: 2}}}}}}]"),
+            ),
+        ]
+        .concat();
+        let ssn = session(&conf("nodeorder", ""), &objects);
+        let signature = |key: &str| ssn.state.snap.tasks.signature[task(&ssn, key).idx()];
+        assert_eq!(signature("ns/a"), signature("ns/b"));
+        let view = ClusterView::open(&ssn.state, true);
+        let requested = Cluster::new(&ssn.state, &view).requested(node_id(&ssn, "n1"));
+        assert_eq!(requested.get("cpu"), 250 + 250 + 1000 + 2000);
+        assert_eq!(requested.get("memory"), 2 << 30);
+        assert_eq!(
+            view.nodes_with_required_anti_affinity(),
+            &[node_id(&ssn, "n1")]
+        );
+    }
+
+    #[test]
     fn sums_of_nodes_not_listed_as_changed_come_from_the_session_before() {
         use crate::framework::{Carryover, SessionOptions};
         use crate::harness::Harness;
