@@ -5,12 +5,15 @@ use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
+
 /// Objects keyed by `namespace/name`; an update keeps the object's place, a delete frees it.
 #[derive(Debug, Clone)]
 pub(crate) struct Store<T> {
     next: u64,
     by_seq: BTreeMap<u64, Arc<T>>,
-    seq_of: HashMap<String, u64>,
+    /// Hashed with foldhash: every event looks its object up here.
+    seq_of: HashMap<String, u64, FixedState>,
 }
 
 impl<T> Default for Store<T> {
@@ -18,7 +21,7 @@ impl<T> Default for Store<T> {
         Store {
             next: 0,
             by_seq: BTreeMap::new(),
-            seq_of: HashMap::new(),
+            seq_of: HashMap::default(),
         }
     }
 }

@@ -7,13 +7,16 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{OnceLock, RwLock};
 
+use foldhash::fast::FixedState;
+
 /// An interned scalar resource name.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Dim(u32);
 
 struct Interner {
     names: Vec<&'static str>,
-    ids: HashMap<&'static str, u32>,
+    /// Hashed with foldhash: every pod's requests are interned as it arrives.
+    ids: HashMap<&'static str, u32, FixedState>,
 }
 
 fn interner() -> &'static RwLock<Interner> {
@@ -21,7 +24,7 @@ fn interner() -> &'static RwLock<Interner> {
     I.get_or_init(|| {
         let mut i = Interner {
             names: Vec::new(),
-            ids: HashMap::new(),
+            ids: HashMap::default(),
         };
         i.names.push("pods");
         i.ids.insert("pods", 0);

@@ -5,9 +5,11 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use foldhash::fast::FixedState;
+
 /// The process's one copy of `text`.
 pub(super) fn few_text(text: &str) -> Arc<str> {
-    static TEXTS: OnceLock<Mutex<HashSet<Arc<str>>>> = OnceLock::new();
+    static TEXTS: OnceLock<Mutex<HashSet<Arc<str>, FixedState>>> = OnceLock::new();
     let mut texts = TEXTS
         .get_or_init(Default::default)
         .lock()

@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use foldhash::fast::FixedState;
+
 use super::normalize::MAX_NODE_SCORE;
 use crate::api::Pod;
 
@@ -18,7 +20,8 @@ const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 /// How many nodes hold each image name, and how many nodes there are.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImageSpread {
-    nodes_with: HashMap<String, usize>,
+    /// Hashed with foldhash: allocate looks the pod's images up for every node it scores.
+    nodes_with: HashMap<String, usize, FixedState>,
     total: usize,
 }
 
@@ -40,7 +43,7 @@ impl ImageSpread {
         node_images: impl ExactSizeIterator<Item = &'a BTreeMap<String, i64>>,
     ) -> ImageSpread {
         let total = node_images.len();
-        let mut nodes_with: HashMap<String, usize> = HashMap::new();
+        let mut nodes_with: HashMap<String, usize, FixedState> = HashMap::default();
         for images in node_images {
             for name in images.keys() {
                 *nodes_with.entry(name.clone()).or_default() += 1;
