@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
+
 use crate::api::{Queue, Time};
 use crate::model::{QueueId, Resource};
 
@@ -25,7 +27,8 @@ pub struct QueueTable {
     pub state: Vec<String>,
     pub created: Vec<Time>,
     pub object: Vec<Arc<Queue>>,
-    pub by_name: HashMap<String, QueueId>,
+    /// Hashed with foldhash: a snapshot looks every job's queue up by name.
+    pub by_name: HashMap<String, QueueId, FixedState>,
 }
 
 impl QueueTable {
