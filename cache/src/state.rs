@@ -175,9 +175,15 @@ impl ClusterState {
     /// task's rows), so that the first cycle after the initial lists, like every later one,
     /// derives only what changed since. Called once the initial lists are in, before the first
     /// cycle: Volcano's cache likewise builds its nodes and jobs as objects arrive, and its
-    /// cycle only copies them.
-    pub fn warm_up(&mut self, default_queue: &str) {
+    /// cycle only copies them. A second snapshot, built from the first as every cycle's is
+    /// from the one before, goes to `use_snapshot` (the scheduler opens a session on it): the
+    /// first cycle then builds its tables in the memory the first snapshot's took, as every
+    /// later cycle does in the memory of the one before, not in fresh pages the kernel must
+    /// zero first. What the snapshots let go of is freed before the first cycle.
+    pub fn warm_up(&mut self, default_queue: &str, use_snapshot: impl FnOnce(Snapshot)) {
         drop(self.snapshot(default_queue));
+        self.released.free();
+        use_snapshot(self.snapshot(default_queue));
         self.released.free();
     }
 
@@ -542,7 +548,7 @@ mod tests {
         ];
         let mut cold = ClusterState::from_objects(objects.clone());
         let mut warm = ClusterState::from_objects(objects);
-        warm.warm_up("default");
+        warm.warm_up("default", drop);
         assert!(warm.node_tables.is_some() && warm.task_tables.is_some());
         let (cold, warm) = (cold.snapshot("default"), warm.snapshot("default"));
         assert_eq!(task_rows(&warm), task_rows(&cold));

@@ -307,8 +307,17 @@ impl Scheduler {
     pub async fn run(mut self) -> Result<(), String> {
         self.wait_for_sync().await;
         let start = Instant::now();
-        self.state.warm_up(&self.settings.default_queue);
-        tracing::info!("cache warmed up in {:?}", start.elapsed());
+        let warmed = tephra_adapters::warm_up::warm_up(
+            &mut self.state,
+            &self.settings.default_queue,
+            &self.conf,
+            &self.registry,
+            self.carryover.clone(),
+        );
+        match warmed {
+            Ok(()) => tracing::info!("warmed up in {:?}", start.elapsed()),
+            Err(e) => tracing::error!("warm-up: cannot open a session: {e}"),
+        }
         loop {
             self.drain_feed();
             self.maybe_reload()?;

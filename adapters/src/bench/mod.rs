@@ -17,6 +17,7 @@ use tephra_engine::framework::{PluginRegistry, SessionOptions};
 
 use crate::InputError;
 use crate::offline::DEFAULT_QUEUE;
+use crate::warm_up::warm_up;
 use crate::workload::{ChurnStep, Workload};
 pub use cycle::{CycleTiming, timed_cycle};
 pub use report::{write_json, write_text};
@@ -32,7 +33,7 @@ pub struct BenchOptions {
     pub record_decisions: bool,
     /// Run the engine's plain path (see `SessionOptions::disable_class_caches`).
     pub disable_class_caches: bool,
-    /// Start cycle 1 on a cache that has built nothing yet (no `ClusterState::warm_up`).
+    /// Start cycle 1 on a cache that has built nothing yet (no `warm_up`).
     pub cold: bool,
 }
 
@@ -73,17 +74,19 @@ pub fn run_bench(
         peak_rss_bytes: None,
         warm_up_ms: None,
     };
-    // As the scheduler does once its initial lists are in.
-    if !options.cold {
-        let state = &mut workload.state;
-        let start = Instant::now();
-        pool.install(|| state.warm_up(DEFAULT_QUEUE));
-        run.warm_up_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-    }
     let shared = SessionOptions {
         disable_class_caches: options.disable_class_caches,
         ..Default::default()
     };
+    // As the scheduler does once its initial lists are in.
+    if !options.cold {
+        let state = &mut workload.state;
+        let start = Instant::now();
+        let carryover = shared.carryover.clone();
+        pool.install(|| warm_up(state, DEFAULT_QUEUE, &conf, registry, carryover))
+            .map_err(|e| InputError::new("scheduler configuration", e))?;
+        run.warm_up_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    }
     for cycle in 1..=options.cycles {
         if cycle > 1 {
             run.churn.push(workload.churn.step(&mut workload.state));
