@@ -1,5 +1,6 @@
 //! What the scheduler does once its initial lists are in, before its first cycle (`vc-scheduler`
-//! at start and after winning the lease, `tephra bench` unless `--cold`).
+//! once its caches synced, after winning the lease when it elects a leader; `tephra bench`
+//! unless `--cold`).
 //!
 //! The cache builds every node, job and task row (`ClusterState::warm_up`). Then one session is
 //! opened and closed on its second snapshot, running no action; what it decides is dropped,
