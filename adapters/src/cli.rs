@@ -87,8 +87,9 @@ pub struct BenchArgs {
     /// Run the engine's plain path, without equivalence-class caches (the reference).
     #[arg(long)]
     pub no_class_caches: bool,
-    /// Start cycle 1 on a cold cache: skip the warm-up `vc-scheduler` does once its initial
-    /// lists are in (node tables, job and task rows), so cycle 1 builds them.
+    /// Start cycle 1 cold: skip the warm-up `vc-scheduler` does once its initial lists are in
+    /// (node tables, job and task rows, one session without actions), so cycle 1 builds them
+    /// in fresh memory.
     #[arg(long)]
     pub cold: bool,
 }
