@@ -1,7 +1,7 @@
 //! Which pods (tasks) each node holds, as one kube view sees them. The session-open lists are
-//! one flat array (`IdLists`) shared by every view of the snapshot; a view copies a node's list out when it
-//! first changes it. A list per node took two allocations per node at every open (100k for
-//! `large`), and most nodes never change in a session.
+//! one flat array (`IdLists`) shared by every view of the snapshot; a view copies a node's list
+//! out when it first changes it. A list per node took two allocations per node at every open
+//! (100k for `large`), and most nodes never change in a session.
 
 use std::sync::Arc;
 
