@@ -78,8 +78,11 @@ impl Session {
         // Plugins go now (one may come from a library); freeing the session's columns and the
         // snapshot, a few shared strings and pointers per task, took a third of a large close,
         // so the thread pool frees them while the caller carries on with the decisions.
-        let Session { state, slots, .. } = self;
+        let Session {
+            mut state, slots, ..
+        } = self;
         drop(slots);
+        state.leave_node_columns();
         rayon::spawn(move || drop((state, snap)));
         d
     }

@@ -9,6 +9,7 @@ mod event;
 mod eviction;
 mod fit_error;
 mod fit_message;
+mod node_accounts;
 mod node_failures;
 mod options;
 mod plugin;

@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
+use super::node_accounts::{NodeAccount, NodeColumns};
 use super::{Event, FitErrors, SessionOptions};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
@@ -89,7 +91,6 @@ impl SessionState {
     /// job counters from task statuses.
     pub fn new(snap: Arc<Snapshot>, config: Arc<SchedulerConfig>, options: SessionOptions) -> Self {
         let nt = snap.tasks.len();
-        let nn = snap.nodes.len();
         let nj = snap.jobs.len();
         let ns = snap.sub_jobs.len();
         // Job and sub-job sums over each one's own tasks, in parallel (in task order within
@@ -127,6 +128,7 @@ impl SessionState {
                 (total, allocated)
             })
             .unzip();
+        let (nodes, to_sum) = NodeColumns::open(&snap, &options.carryover);
         let mut st = SessionState {
             task_status: snap.tasks.status.clone(),
             task_node: snap.tasks.node.clone(),
@@ -135,10 +137,10 @@ impl SessionState {
             task_last_tx: vec![None; nt],
             task_allocated_hyper_node: vec![None; nt],
             task_nomination_cleared: vec![false; nt],
-            node_idle: snap.nodes.allocatable.clone(),
-            node_used: vec![Resource::empty(); nn],
-            node_releasing: vec![Resource::empty(); nn],
-            node_pipelined: vec![Resource::empty(); nn],
+            node_idle: nodes.idle,
+            node_used: nodes.used,
+            node_releasing: nodes.releasing,
+            node_pipelined: nodes.pipelined,
             node_tasks: Vec::new(),
             node_changes: Vec::new(),
             job_counts,
@@ -161,14 +163,15 @@ impl SessionState {
             config,
             options,
         };
-        st.account_snapshot_tasks();
+        st.account_snapshot_tasks(to_sum.as_ref());
         st
     }
 
     /// Adds every task the snapshot has on a node to that node's accounting, as `node_add` in
     /// task order would: the tasks are listed per node, then each node sums its own on the pool
-    /// (400k sequential adds were a third of a large session's open).
-    fn account_snapshot_tasks(&mut self) {
+    /// (400k sequential adds were a third of a large session's open). Only the nodes in `to_sum`
+    /// are summed when it is given: the others' columns were taken over from the last session.
+    fn account_snapshot_tasks(&mut self, to_sum: Option<&FixedBitSet>) {
         let placed = || {
             let tasks = self.task_node.iter().zip(&self.task_status).enumerate();
             tasks.filter_map(|(t, (node, status))| match node {
@@ -193,14 +196,18 @@ impl SessionState {
             .zip(&mut self.node_used)
             .zip(&mut self.node_releasing)
             .zip(&mut self.node_pipelined)
-            .flat_map_iter(|((((tasks, idle), used), releasing), pipelined)| {
+            .enumerate()
+            .flat_map_iter(|(n, ((((tasks, idle), used), releasing), pipelined))| {
+                let mut refused = Vec::new();
+                if to_sum.is_some_and(|s| !s.contains(n)) {
+                    return refused;
+                }
                 let mut account = NodeAccount {
                     idle,
                     used,
                     releasing,
                     pipelined,
                 };
-                let mut refused = Vec::new();
                 tasks.retain(|t| {
                     let added = account.add(status[t.idx()], &resreq[t.idx()]);
                     if !added {
@@ -343,6 +350,18 @@ impl SessionState {
             on_node.remove(pos);
         }
         self.node_changes.push(n);
+    }
+
+    /// Leaves the node accounting columns, as they are now, to the next session's open; the
+    /// session has closed.
+    pub(super) fn leave_node_columns(&mut self) {
+        let columns = NodeColumns {
+            idle: std::mem::take(&mut self.node_idle),
+            used: std::mem::take(&mut self.node_used),
+            releasing: std::mem::take(&mut self.node_releasing),
+            pipelined: std::mem::take(&mut self.node_pipelined),
+        };
+        columns.leave(self.snap.serial, &self.options.carryover);
     }
 
     /// `NodeInfo.UpdateTask`: remove, then add with the current status.
@@ -648,57 +667,6 @@ impl SessionState {
     /// Takes the recorded events.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(self.events.get_mut().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-/// One node's accounting columns, borrowed together.
-struct NodeAccount<'a> {
-    idle: &'a mut Resource,
-    used: &'a mut Resource,
-    releasing: &'a mut Resource,
-    pipelined: &'a mut Resource,
-}
-
-impl NodeAccount<'_> {
-    /// `NodeInfo.AddTask`'s arithmetic for a task in `status` requesting `r`; false (nothing
-    /// changed) for a Binding task that does not fit in idle.
-    fn add(&mut self, status: TaskStatus, r: &Resource) -> bool {
-        match status {
-            TaskStatus::Releasing => {
-                self.idle.sub(r);
-                self.releasing.add(r);
-                self.used.add(r);
-            }
-            TaskStatus::Pipelined => {
-                self.pipelined.add(r);
-            }
-            TaskStatus::Binding if !r.less_equal(self.idle, crate::model::DimDefault::Zero) => {
-                return false;
-            }
-            _ => {
-                self.idle.sub(r);
-                self.used.add(r);
-            }
-        }
-        true
-    }
-
-    /// `NodeInfo.RemoveTask`'s arithmetic: undoes `add` of a task added in `status`.
-    fn remove(&mut self, status: TaskStatus, r: &Resource) {
-        match status {
-            TaskStatus::Releasing => {
-                self.idle.add(r);
-                self.releasing.sub(r);
-                self.used.sub(r);
-            }
-            TaskStatus::Pipelined => {
-                self.pipelined.sub(r);
-            }
-            _ => {
-                self.idle.add(r);
-                self.used.sub(r);
-            }
-        }
     }
 }
 
