@@ -257,7 +257,7 @@ impl SessionState {
 
     /// The pod's `status.nominatedNodeName` as this session sees it ("" once cleared).
     pub fn nominated_node_name(&self, t: TaskId) -> &str {
-        if self.task_nomination_cleared[t.idx()] {
+        if self.task_nomination_cleared[t.idx()] || !self.snap.tasks.nominated[t.idx()] {
             ""
         } else {
             &self.snap.tasks.pod[t.idx()].status.nominated_node_name

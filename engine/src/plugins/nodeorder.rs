@@ -102,6 +102,20 @@ impl Scorer {
         task: TaskId,
         nodes: &[NodeId],
     ) -> Result<Option<NodeScores>, String> {
+        // A scorer of terms the pod does not set (the task table says so) skips without
+        // reading the pod: that read was a cache miss for every task allocate placed.
+        let tasks = &c.ssn.snap.tasks;
+        let skipped = match self {
+            Scorer::NodeAffinity => !tasks.preferred_node_affinity[task.idx()],
+            Scorer::InterPodAffinity => {
+                !tasks.inter_pod[task.idx()] && c.view.nodes_with_affinity().is_empty()
+            }
+            Scorer::PodTopologySpread => !tasks.inter_pod[task.idx()],
+            _ => false,
+        };
+        if skipped {
+            return Ok(None);
+        }
         let pod = c.pod(task);
         // The scorers that never skip a single node keep its score inline; the others hand over
         // their vector as it is.
@@ -185,22 +199,18 @@ impl Plugin for NodeOrder {
     /// has something to score: preferred node affinity, inter-pod affinity, topology spread,
     /// `PreferNoSchedule` taints. Resource scorers and image locality read one node.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        // A pod without inter-pod terms (nearly all) is answered without reading it.
         let w = &self.weights;
-        let pod = &ssn.snap.tasks.pod[task.idx()];
-        let preferred = pod
-            .spec
-            .affinity
-            .as_ref()
-            .and_then(|a| a.node_affinity.as_ref())
-            .is_some_and(|na| {
-                !na.preferred_during_scheduling_ignored_during_execution
-                    .is_empty()
-            });
-        let pod_affinity =
-            self.view.info(task).has_pod_affinity || !self.view.nodes_with_affinity().is_empty();
+        let tasks = &ssn.snap.tasks;
+        let own_terms = tasks.inter_pod[task.idx()];
+        let pod = &tasks.pod[task.idx()];
+        let preferred = tasks.preferred_node_affinity[task.idx()];
+        let pod_affinity = own_terms && self.view.info(task).has_pod_affinity
+            || !self.view.nodes_with_affinity().is_empty();
+        let spread = own_terms && !pod.spec.topology_spread_constraints.is_empty();
         (w.node_affinity == 0 || !preferred)
             && (w.pod_affinity == 0 || !pod_affinity)
-            && (w.pod_topology_spread == 0 || pod.spec.topology_spread_constraints.is_empty())
+            && (w.pod_topology_spread == 0 || !spread)
             && (w.taint_toleration == 0 || !self.prefer_no_schedule)
     }
 

@@ -381,6 +381,8 @@ pub(super) fn task_columns(
     let name_index = earlier!(name_index);
     let signature = earlier!(signature);
     let inter_pod = earlier!(inter_pod);
+    let preferred_node_affinity = earlier!(preferred_node_affinity);
+    let nominated = earlier!(nominated);
     rayon::scope(|s| {
         let t = &mut t;
         macro_rules! from_row {
@@ -408,7 +410,9 @@ pub(super) fn task_columns(
             created,
             name_index,
             signature,
-            inter_pod
+            inter_pod,
+            preferred_node_affinity,
+            nominated
         );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();

@@ -32,6 +32,10 @@ pub(super) struct TaskRow {
     /// Where the pod may go depends on other pods: it sets pod affinity, pod anti-affinity or
     /// topology spread constraints.
     pub inter_pod: bool,
+    /// The pod sets preferred node affinity terms.
+    pub preferred_node_affinity: bool,
+    /// The pod has a `status.nominatedNodeName`.
+    pub nominated: bool,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -118,6 +122,16 @@ impl TaskRow {
                 .as_ref()
                 .is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
                 || !p.spec.topology_spread_constraints.is_empty(),
+            preferred_node_affinity: p
+                .spec
+                .affinity
+                .as_ref()
+                .and_then(|a| a.node_affinity.as_ref())
+                .is_some_and(|na| {
+                    !na.preferred_during_scheduling_ignored_during_execution
+                        .is_empty()
+                }),
+            nominated: !p.status.nominated_node_name.is_empty(),
         }
     }
 }
@@ -152,6 +166,17 @@ mod tests {
         assert!(inter_pod(
             "spec: {topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]}"
         ));
+    }
+
+    #[test]
+    fn a_row_says_whether_its_pod_prefers_nodes_or_has_a_nominated_node() {
+        let parse = |yaml: &str| -> crate::api::Pod { crate::harness::Harness::parse(yaml) };
+        let row = |yaml: &str| super::TaskRow::of(&parse(yaml));
+        let preferred = "spec: {affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}]}}}";
+        assert!(row(preferred).preferred_node_affinity);
+        assert!(!row("spec: {affinity: {nodeAffinity: {}}}").preferred_node_affinity);
+        assert!(row("status: {nominatedNodeName: n1}").nominated);
+        assert!(!row("status: {phase: Pending}").nominated);
     }
 
     #[test]

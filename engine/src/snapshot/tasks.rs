@@ -38,6 +38,14 @@ pub struct TaskTable {
     /// The pod sets pod affinity, pod anti-affinity or topology spread constraints: read from
     /// here, filters for pods that set none need not read the pod at all.
     pub inter_pod: Vec<bool>,
+    /// The pod sets preferred node affinity terms (node-order's scores for it are then not
+    /// node-local).
+    pub preferred_node_affinity: Vec<bool>,
+    /// The pod has a `status.nominatedNodeName`. With `inter_pod` and
+    /// `preferred_node_affinity`, allocate learns from the table alone what it asks of a pod
+    /// that sets none of them, and never reads the pod: the first read of each pending pod
+    /// was a cache miss per task.
+    pub nominated: Vec<bool>,
     pub pod: Vec<Arc<Pod>>,
 }
 

@@ -38,7 +38,7 @@ fn balance(requested: &[i64], capacity: &[i64]) -> i64 {
 /// The scores of `nodes` (`None`: the scorer skips a pod requesting none of the resources).
 /// The gpu counts only when the pod requests it and the node has it.
 pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Option<NodeScores> {
-    let pod = &c.info(task).resource;
+    let pod = c.requests(task);
     let pod_req = RESOURCES.map(|r| pod.get(r));
     if pod_req.iter().all(|&r| r == 0) {
         return None;

@@ -21,7 +21,7 @@ use super::pod_info::PodInfo;
 use super::requests::{NamedAmounts, PodResource};
 use crate::api::Pod;
 use crate::framework::SessionState;
-use crate::model::{NodeId, TaskId};
+use crate::model::{NodeId, TaskId, TaskStatus};
 use crate::snapshot::{SignatureId, TaskTable};
 
 /// Every task's parsed pod, looked up when first asked for: each pod is parsed once per version
@@ -32,6 +32,8 @@ pub struct PodInfos {
     tasks: Arc<TaskTable>,
     /// Parsed pods whose memo had no free slot (the engine's own values leave one).
     unmemoised: OnceLock<Vec<OnceLock<PodInfo>>>,
+    /// The pending tasks' kube requests by signature (`requests`).
+    pending_requests: OnceLock<HashMap<SignatureId, PodResource, FixedState>>,
 }
 
 impl PodInfos {
@@ -45,6 +47,28 @@ impl PodInfos {
             .unmemoised
             .get_or_init(|| (0..n).map(|_| OnceLock::new()).collect());
         unmemoised[t.idx()].get_or_init(|| PodInfo::new(pod))
+    }
+
+    /// A task's kube requests. Equal signatures have equal requests, so a pending task's come
+    /// from a map of the pending tasks' few signatures, and its pod's memo is not read: that
+    /// first read was a cache miss for every task allocate placed.
+    fn requests(&self, t: TaskId) -> &PodResource {
+        let pending = self.pending_requests.get_or_init(|| {
+            let mut by_signature = HashMap::default();
+            for (i, status) in self.tasks.status.iter().enumerate() {
+                if *status == TaskStatus::Pending {
+                    let t = TaskId(i as u32);
+                    by_signature
+                        .entry(self.tasks.signature[i])
+                        .or_insert_with(|| self.get(t).resource.clone());
+                }
+            }
+            by_signature
+        });
+        match pending.get(&self.tasks.signature[t.idx()]) {
+            Some(r) => r,
+            None => &self.get(t).resource,
+        }
     }
 }
 
@@ -144,6 +168,7 @@ impl ClusterView {
         let infos = ssn.snap.derived.get_or_init(|| PodInfos {
             tasks: ssn.snap.tasks.clone(),
             unmemoised: OnceLock::new(),
+            pending_requests: OnceLock::new(),
         });
         let pods = &ssn.node_tasks;
         let mut placed = vec![None; ssn.snap.tasks.len()];
@@ -210,7 +235,7 @@ impl ClusterView {
             return;
         }
         self.pods.push(n, t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, 1);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(self.infos.requests(t), 1);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -223,7 +248,7 @@ impl ClusterView {
             return;
         };
         self.pods.remove(n, t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(&self.infos.get(t).resource, -1);
+        Arc::make_mut(&mut self.requested[n.idx()]).add(self.infos.requests(t), -1);
     }
 
     /// The pods (tasks) on a node.
@@ -234,6 +259,11 @@ impl ClusterView {
     /// A task's parsed pod.
     pub fn info(&self, t: TaskId) -> &PodInfo {
         self.infos.get(t)
+    }
+
+    /// A task's kube requests (its parsed pod's `resource`).
+    pub fn requests(&self, t: TaskId) -> &PodResource {
+        self.infos.requests(t)
     }
 
     /// Nodes that held a pod with pod (anti-)affinity at session open (`HavePodsWithAffinityList`).
@@ -317,6 +347,11 @@ impl<'a> Cluster<'a> {
         self.view.info(t)
     }
 
+    /// A task's kube requests.
+    pub fn requests(&self, t: TaskId) -> &'a PodResource {
+        self.view.requests(t)
+    }
+
     /// The tasks whose pods are on a node.
     pub fn pods_on(&self, n: NodeId) -> &'a [TaskId] {
         self.view.pods(n)
@@ -367,6 +402,28 @@ mod tests {
         );
         live.on_deallocate(p);
         assert!(live.pods(n2).is_empty());
+    }
+
+    #[test]
+    fn a_tasks_requests_are_its_parsed_pods_whether_taken_by_signature_or_from_the_pod() {
+        let cpu = |m: u32| format!("containers: [{{resources: {{requests: {{cpu: {m}m}}}}}}]");
+        let objects = [
+            JOB.to_string(),
+            node("n1", "", "pods: '10'"),
+            pod("p1", "", &cpu(250)),
+            pod("p2", "", &cpu(250)),
+            pod("p3", "", &cpu(500)),
+            running_pod("r", "n1", "", &cpu(750)),
+        ]
+        .concat();
+        let ssn = session(&conf("nodeorder", ""), &objects);
+        let view = ClusterView::open(&ssn.state, true);
+        for name in ["p1", "p2", "p3", "r"] {
+            let t = task(&ssn, &format!("ns/{name}"));
+            assert_eq!(view.requests(t), &view.info(t).resource, "{name}");
+        }
+        let cpu_of = |name: &str| view.requests(task(&ssn, &format!("ns/{name}"))).get("cpu");
+        assert_eq!([cpu_of("p2"), cpu_of("p3"), cpu_of("r")], [250, 500, 750]);
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl Strategy {
 /// The weighted mean over cpu and memory of each node's score; resources the node lacks are
 /// left out.
 pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId], strategy: Strategy) -> NodeScores {
-    let pod = &c.info(task).resource;
+    let pod = c.requests(task);
     nodes
         .iter()
         .map(|&n| {

@@ -372,10 +372,12 @@ impl Plugin for Predicates {
     /// nodes' pods): the pod has (anti-)affinity or spread constraints, or some existing pod's
     /// required anti-affinity could reject it.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
+        // A pod without inter-pod terms (nearly all) is answered without reading it.
+        let own_terms = ssn.snap.tasks.inter_pod[task.idx()];
         let pod = &ssn.snap.tasks.pod[task.idx()];
-        let affinity = self.view.info(task).has_pod_affinity
+        let affinity = own_terms && self.view.info(task).has_pod_affinity
             || !self.view.nodes_with_required_anti_affinity().is_empty();
-        let spread = !pod.spec.topology_spread_constraints.is_empty();
+        let spread = own_terms && !pod.spec.topology_spread_constraints.is_empty();
         !(self.args.pod_affinity && affinity || self.args.pod_topology_spread && spread)
     }
 
