@@ -71,7 +71,7 @@ pub(super) struct NodeColumns {
 /// The columns as the last session closed them, left for the next one (`Carryover`). A node
 /// neither that session nor the cache changed since (`ClosedSession`,
 /// `Snapshot::changed_since`) holds the very same pod versions, so the same sums: a steady
-/// `large` open no longer adds up 400k requests for the few thousand nodes that changed.
+/// `large` open adds up the requests on the few thousand nodes that changed, not all 400k.
 struct ClosedNodeColumns {
     serial: u64,
     columns: NodeColumns,
