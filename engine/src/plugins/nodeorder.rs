@@ -102,20 +102,6 @@ impl Scorer {
         task: TaskId,
         nodes: &[NodeId],
     ) -> Result<Option<NodeScores>, String> {
-        // A scorer of terms the pod does not set (the task table says so) skips without
-        // reading the pod: that read was a cache miss for every task allocate placed.
-        let tasks = &c.ssn.snap.tasks;
-        let skipped = match self {
-            Scorer::NodeAffinity => !tasks.preferred_node_affinity[task.idx()],
-            Scorer::InterPodAffinity => {
-                !tasks.inter_pod[task.idx()] && c.view.nodes_with_affinity().is_empty()
-            }
-            Scorer::PodTopologySpread => !tasks.inter_pod[task.idx()],
-            _ => false,
-        };
-        if skipped {
-            return Ok(None);
-        }
         let pod = c.pod(task);
         // The scorers that never skip a single node keep its score inline; the others hand over
         // their vector as it is.
@@ -135,6 +121,11 @@ impl Scorer {
                 Strategy::MostAllocated,
             ))),
             Scorer::BalancedAllocation => Ok(balanced_allocation::scores(c, task, nodes)),
+            // Without preferred terms (the task table says so) it skips, as `preferred_scores`
+            // would after reading the pod: that read was a cache miss per task placed.
+            Scorer::NodeAffinity if !c.ssn.snap.tasks.preferred_node_affinity[task.idx()] => {
+                Ok(None)
+            }
             Scorer::NodeAffinity => inline(node_affinity::preferred_scores(
                 pod,
                 nodes.iter().map(|&n| (c.name(n), c.labels(n))),

@@ -50,6 +50,11 @@ fn has_preferred_terms(pod: &Pod) -> bool {
 
 /// The normalised scores of `nodes` (`None`: the scorer skips, no term matched anywhere).
 pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Result<Option<Vec<i64>>, String> {
+    // Nearly every pod: no terms of its own (so none to parse either) and no existing pod with
+    // (anti-)affinity to score it. Known from the task table, without reading the pod.
+    if !c.ssn.snap.tasks.inter_pod[task.idx()] && c.view.nodes_with_affinity().is_empty() {
+        return Ok(None);
+    }
     let pod = c.pod(task);
     let info = c.info(task);
     let own_terms = has_preferred_terms(pod);

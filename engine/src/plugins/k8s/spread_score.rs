@@ -114,10 +114,11 @@ fn raw_score(c: &Cluster, pod: &Pod, s: &PreScore, n: NodeId) -> i64 {
 /// The normalised scores of `nodes` (`None`: the scorer skips, the pod has no ScheduleAnyway
 /// constraint).
 pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Result<Option<Vec<i64>>, String> {
-    let pod = c.pod(task);
-    if c.ssn.snap.nodes.is_empty() {
+    // A pod without constraints (nearly every one), known from the task table.
+    if c.ssn.snap.nodes.is_empty() || !c.ssn.snap.tasks.inter_pod[task.idx()] {
         return Ok(None);
     }
+    let pod = c.pod(task);
     let constraints = constraints(pod, "ScheduleAnyway").map_err(|e| {
         format!("calculating preScoreState: obtaining pod's soft topology spread constraints: {e}")
     })?;
