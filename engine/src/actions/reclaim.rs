@@ -98,7 +98,7 @@ fn reclaim_for_task(
             continue;
         }
         let req = ssn.state.resreq(t).clone();
-        let mut avail = ssn.state.future_idle(node);
+        let mut avail = ssn.state.future_idle(node).into_owned();
         let mut queue = victim_queue(ssn, &victims, t);
         let mut ns = Statement::new();
         let mut evicted = false;

@@ -60,7 +60,7 @@ pub fn victims_can_make_room(
     node: NodeId,
     victims: &[TaskId],
 ) -> bool {
-    let mut room = ssn.state.future_idle(node);
+    let mut room = ssn.state.future_idle(node).into_owned();
     for &v in victims {
         room.add(ssn.state.resreq(v));
     }

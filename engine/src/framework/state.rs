@@ -1,6 +1,7 @@
 //! The mutable side of one session: statuses, node accounting and job counters, as columns
 //! beside the immutable snapshot. Plugins read it; only the session and statements write it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -370,12 +371,17 @@ impl SessionState {
         self.node_add(n, t)
     }
 
-    /// `FutureIdle() = Idle + Releasing − Pipelined`.
-    pub fn future_idle(&self, n: NodeId) -> Resource {
+    /// `FutureIdle() = Idle + Releasing − Pipelined`; the idle column itself on a node that
+    /// releases and pipelines nothing (most nodes: node searches ask this of every node ranked).
+    pub fn future_idle(&self, n: NodeId) -> Cow<'_, Resource> {
         let i = n.idx();
-        let mut r = self.node_idle[i].plus(&self.node_releasing[i]);
-        r.sub(&self.node_pipelined[i]);
-        r
+        let (releasing, pipelined) = (&self.node_releasing[i], &self.node_pipelined[i]);
+        if releasing.adds_nothing() && pipelined.adds_nothing() {
+            return Cow::Borrowed(&self.node_idle[i]);
+        }
+        let mut r = self.node_idle[i].plus(releasing);
+        r.sub(pipelined);
+        Cow::Owned(r)
     }
 
     // ---- jobs -------------------------------------------------------------------------------
@@ -673,8 +679,10 @@ impl SessionState {
 #[cfg(test)]
 mod tests {
     use crate::api::{PodGroup, PodGroupCondition};
+    use std::borrow::Cow;
+
     use crate::harness::Harness;
-    use crate::model::{JobId, SubJobId, TaskStatus};
+    use crate::model::{Dim, JobId, NodeId, ResourceName, SubJobId, TaskStatus};
 
     #[test]
     fn pending_best_effort_tasks_are_counted_as_their_status_changes() {
@@ -702,6 +710,27 @@ mod tests {
         st.set_task_status(be, TaskStatus::Pending);
         assert_eq!(st.pending_best_effort_task_num(job), 1);
         assert!(!st.sub_job_is_ready(sub_job));
+    }
+
+    #[test]
+    fn future_idle_is_idle_plus_releasing_minus_pipelined_and_the_idle_column_when_both_are_nothing()
+     {
+        let mut ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
+            .queue("q", 1)
+            .node("n1", "4", "8Gi", &[])
+            .open()
+            .unwrap();
+        let (st, n) = (&mut ssn.state, NodeId(0));
+        assert!(matches!(st.future_idle(n), Cow::Borrowed(_)));
+        assert_eq!(st.future_idle(n).milli_cpu, 4000.0);
+        let gpu = Dim::of("nvidia.com/gpu");
+        st.node_releasing[0].set(ResourceName::Cpu, 1000.0);
+        st.node_releasing[0].set_scalar(gpu, 0.0);
+        st.node_pipelined[0].set(ResourceName::Cpu, 500.0);
+        let future = st.future_idle(n);
+        assert!(matches!(future, Cow::Owned(_)));
+        assert_eq!(future.milli_cpu, 4500.0);
+        assert_eq!(future.scalar(gpu), Some(0.0));
     }
 
     #[test]

@@ -117,6 +117,12 @@ impl Resource {
         r
     }
 
+    /// True when adding or subtracting this value leaves any resource as it was: zero CPU and
+    /// memory, and no scalar entry (an entry, even a zero one, would appear in the sum).
+    pub fn adds_nothing(&self) -> bool {
+        self.milli_cpu == 0.0 && self.memory == 0.0 && self.scalars.as_slice().is_empty()
+    }
+
     /// True when the resource has a scalar map (possibly empty).
     pub fn has_scalar_map(&self) -> bool {
         !self.scalars.is_nil()

@@ -234,7 +234,7 @@ impl Plugin for NetworkTopologyAware {
         self.allocatable = sum(&|n| ssn.snap.nodes.allocatable[n.idx()].clone());
         self.used = sum(&|n| ssn.node_used[n.idx()].clone());
         self.idle = sum(&|n| ssn.node_idle[n.idx()].clone());
-        self.future_idle = sum(&|n| ssn.future_idle(n));
+        self.future_idle = sum(&|n| ssn.future_idle(n).into_owned());
         self.min_tier = h.tiers.first().copied().unwrap_or(1);
         self.max_tier = h.tiers.last().copied().unwrap_or(1);
     }
