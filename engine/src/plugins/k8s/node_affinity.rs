@@ -121,6 +121,12 @@ pub fn pre_filter_memoised(pod: &Pod) -> PreFilterAnswer {
     }
 }
 
+/// True when the pod's required node affinity is its `nodeSelector` alone (no required terms):
+/// a label index then answers the filter exactly.
+pub fn selector_only(pod: &Pod) -> bool {
+    required_selector(pod).is_none()
+}
+
 /// Filter: U&U when the node fails the nodeSelector or every required term.
 pub fn filter(
     state: &RequiredNodeAffinity,

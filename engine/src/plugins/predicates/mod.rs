@@ -45,7 +45,7 @@ pub struct Predicates {
     /// (read for every node a task is checked against, from many threads at once). A column by
     /// task, sized when the first state is kept: a job's tasks are neighbours in it, where a
     /// hash map spread 100k inserts of a contended allocate over cold buckets.
-    states: RwLock<Vec<Option<Arc<CycleState>>>>,
+    states: RwLock<KeptStates>,
     /// The states that hold nothing but skips, one shared copy per skip set (most pending
     /// tasks have no affinity, ports or spread constraints).
     skips_only: [OnceLock<Arc<CycleState>>; SkipSet::COUNT],
@@ -57,6 +57,19 @@ pub struct Predicates {
     /// of a signature seen before takes them without reading its pod, cache misses per task of
     /// a contended allocate.
     by_signature: Mutex<HashMap<SignatureId, SignatureAnswers, FixedState>>,
+}
+
+/// What `predicate` reads on every call, under one lock (a second lock word would be a second
+/// line the checking threads pass between them).
+#[derive(Debug, Default)]
+struct KeptStates {
+    /// By task.
+    tasks: Vec<Option<Arc<CycleState>>>,
+    /// Per signature, the nodes that pass the stable filters (NodeUnschedulable, NodeAffinity,
+    /// TaintToleration) outright, when `static_feasible` worked them out exactly: a class
+    /// re-ranks a node after each placement, and a node's labels and taints do not change in a
+    /// session.
+    stable_passes: HashMap<SignatureId, FixedBitSet, FixedState>,
 }
 
 /// PreFilter answers read from the task's signature alone: the node selector and node affinity
@@ -72,7 +85,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     Ok(Box::new(Predicates {
         args: PredicateArgs::parse(args)?,
         view: ClusterView::default(),
-        states: RwLock::new(Vec::new()),
+        states: RwLock::new(KeptStates::default()),
         skips_only: Default::default(),
         saved: Mutex::new(HashMap::new()),
         cache: Mutex::new(HashMap::new()),
@@ -152,7 +165,7 @@ impl Predicates {
         };
         let c = Cluster::new(ssn, &self.view);
         let mut states = write(&self.states);
-        let Some(Some(state)) = states.get_mut(preemptor.idx()) else {
+        let Some(Some(state)) = states.tasks.get_mut(preemptor.idx()) else {
             return;
         };
         if let Some(ipa) = Arc::make_mut(state).inter_pod_affinity.as_mut() {
@@ -161,16 +174,16 @@ impl Predicates {
     }
 
     fn state_of(&self, task: TaskId) -> Option<Arc<CycleState>> {
-        read(&self.states).get(task.idx()).cloned().flatten()
+        read(&self.states).tasks.get(task.idx()).cloned().flatten()
     }
 
     /// Keeps `state` as `task`'s.
     fn keep_state(&self, ssn: &SessionState, task: TaskId, state: Arc<CycleState>) {
-        let mut states = write(&self.states);
-        if states.len() <= task.idx() {
-            states.resize(ssn.snap.tasks.len().max(task.idx() + 1), None);
+        let tasks = &mut write(&self.states).tasks;
+        if tasks.len() <= task.idx() {
+            tasks.resize(ssn.snap.tasks.len().max(task.idx() + 1), None);
         }
-        states[task.idx()] = Some(state);
+        tasks[task.idx()] = Some(state);
     }
 
     /// `state` to keep: a skips-only state is shared, not allocated per task.
@@ -406,7 +419,17 @@ impl Plugin for Predicates {
         };
         let candidates: Vec<usize> = candidates.ones().collect();
         let feasible: Vec<usize> = candidates.into_par_iter().filter(passes).collect();
-        Some(feasible.into_iter().collect())
+        let feasible: FixedBitSet = feasible.into_iter().collect();
+        // Exactly the stable filters' passes when the selector is all of NodeAffinity, and no
+        // per-template cache may answer for another pod of the template instead.
+        if !self.args.cache && (!self.args.node_affinity || node_affinity::selector_only(pod)) {
+            let mut passes = feasible.clone();
+            passes.grow(snap.nodes.len());
+            write(&self.states)
+                .stable_passes
+                .insert(snap.tasks.signature[task.idx()], passes);
+        }
+        Some(feasible)
     }
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
@@ -428,6 +451,7 @@ impl Plugin for Predicates {
         let states = read(&self.states);
         let none = CycleState::default();
         let state = states
+            .tasks
             .get(task.idx())
             .and_then(Option::as_deref)
             .unwrap_or(&none);
@@ -438,7 +462,15 @@ impl Plugin for Predicates {
                 reason: POD_NUMBER_EXCEEDED.into(),
             });
         }
-        let (stable, fit) = self.cached_stable_filters(&c, task, node, state);
+        let passes_stable = states
+            .stable_passes
+            .get(&ssn.snap.tasks.signature[task.idx()])
+            .is_some_and(|passes| passes.contains(node.idx()));
+        let (stable, fit) = if passes_stable {
+            (Vec::new(), true)
+        } else {
+            self.cached_stable_filters(&c, task, node, state)
+        };
         statuses.extend(stable);
         if fit {
             self.other_filters(&c, task, node, state, &mut statuses);
@@ -598,6 +630,52 @@ mod tests {
                 StatusCode::UnschedulableAndUnresolvable,
                 "node(s) didn't match Pod's node affinity/selector"
             )
+        );
+    }
+
+    /// `static_feasible`, then the predicate on each node, as a class ranks them.
+    fn check_after_static_set(ssn: &Session, pod: &str, nodes: &[&str]) -> Vec<bool> {
+        let t = task(ssn, &format!("ns/{pod}"));
+        ssn.pre_predicate(t).expect("pre-predicate");
+        ssn.static_feasible(t)
+            .expect("predicates gives a static set");
+        nodes
+            .iter()
+            .map(|n| ssn.predicate(t, node_id(ssn, n)).is_ok())
+            .collect()
+    }
+
+    #[test]
+    fn the_static_set_answers_the_stable_filters_of_a_selector_only_pod() {
+        let ssn = open(
+            "",
+            &[
+                node("n1", "zone: a", CPU),
+                node("n2", "zone: b", CPU),
+                "- {kind: Node, metadata: {name: n3, labels: {zone: a}}, spec: {unschedulable: true}, status: {allocatable: {cpu: '4', pods: '10'}}}\n".to_string(),
+                pod("p", "", "nodeSelector: {zone: a}"),
+            ],
+        );
+        assert_eq!(
+            check_after_static_set(&ssn, "p", &["n1", "n2", "n3"]),
+            [true, false, false]
+        );
+    }
+
+    #[test]
+    fn a_node_in_the_static_set_still_fails_required_terms_the_set_does_not_cover() {
+        let terms = "nodeSelector: {zone: a}, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]}}}";
+        let ssn = open(
+            "",
+            &[
+                node("n1", "zone: a, disk: hdd", CPU),
+                node("n2", "zone: a, disk: ssd", CPU),
+                pod("p", "", terms),
+            ],
+        );
+        assert_eq!(
+            check_after_static_set(&ssn, "p", &["n1", "n2"]),
+            [false, true]
         );
     }
 
