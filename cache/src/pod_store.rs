@@ -99,6 +99,11 @@ impl PodStore {
         self.pods.iter()
     }
 
+    /// Changes made so far: equal counts, no change in between.
+    pub fn changes(&self) -> u64 {
+        self.pods.changes()
+    }
+
     /// The pods grouped by PodGroup, each group in task order.
     pub fn by_group(&self) -> &PodsByGroup {
         &self.by_group

@@ -39,6 +39,9 @@ pub struct ClusterState {
     /// The last snapshot's serial, while the node tables kept their ids and images since: the
     /// next snapshot then says which nodes changed since it (`Snapshot::changed_since`).
     last_serial: Option<u64>,
+    /// The store changes counted (`changes`) and the default queue at the last snapshot: while
+    /// both hold, the next snapshot is built from the same objects.
+    last_snapshot_of: Option<(u64, String)>,
 }
 
 /// Values a snapshot let go of, kept until the cycle is over. A copy of the cache owes nothing.
@@ -205,8 +208,14 @@ impl ClusterState {
             touched.extend(changed_nodes);
             b.nodes_changed_since(since, touched);
         }
+        let changes = self.changes();
+        let unchanged = self.last_snapshot_of.as_ref() == Some(&(changes, default_queue.into()));
         if let Some(tables) = earlier {
-            b.earlier_tasks(tables);
+            if unchanged {
+                b.unchanged_since(tables);
+            } else {
+                b.earlier_tasks(tables);
+            }
         }
         for o in self.priority_classes.iter() {
             b.priority_class(o.clone());
@@ -237,7 +246,24 @@ impl ClusterState {
         self.node_tables = Some(snap.node_tables());
         self.task_tables = Some(snap.task_tables());
         self.last_serial = Some(snap.serial);
+        self.last_snapshot_of = Some((changes, default_queue.into()));
         snap
+    }
+
+    /// Changes made to the stores so far; equal counts, the same objects.
+    fn changes(&self) -> u64 {
+        [
+            self.pods.changes(),
+            self.nodes.changes(),
+            self.pod_groups.changes(),
+            self.queues.changes(),
+            self.priority_classes.changes(),
+            self.hyper_nodes.changes(),
+            self.pdbs.changes(),
+            self.node_metrics.changes(),
+        ]
+        .iter()
+        .sum()
     }
 
     /// Refreshes the rows of the nodes updated since the last snapshot (`changed`) in its node
@@ -402,6 +428,43 @@ mod tests {
         assert_eq!(first.nodes.allocatable[1].milli_cpu, 0.0);
         assert_eq!(second.nodes.allocatable[1].milli_cpu, 8000.0);
         assert_eq!(second.nodes.allocatable[0], first.nodes.allocatable[0]);
+    }
+
+    #[test]
+    fn a_snapshot_of_an_unchanged_cache_shares_the_last_ones_tables_and_any_change_rebuilds_them() {
+        let mut s = ClusterState::from_objects([
+            default_queue(),
+            node("n1"),
+            pod_group("g"),
+            grouped("a", "u1", "g"),
+        ]);
+        let shared = |a: &Snapshot, b: &Snapshot| {
+            Arc::ptr_eq(&a.tasks, &b.tasks)
+                && Arc::ptr_eq(&a.jobs, &b.jobs)
+                && Arc::ptr_eq(&a.sub_jobs, &b.sub_jobs)
+        };
+        let first = s.snapshot("default");
+        let second = s.snapshot("default");
+        assert!(shared(&first, &second));
+        assert_ne!(first.serial, second.serial);
+        assert_eq!(
+            second.changed_since.as_ref().map(|c| c.nodes.len()),
+            Some(0)
+        );
+        let other_default = s.snapshot("other");
+        assert!(!shared(&second, &other_default));
+        s.apply_event(ClusterEvent::Upsert(grouped("b", "u2", "g")));
+        let changed = s.snapshot("other");
+        assert!(!shared(&other_default, &changed));
+        assert_eq!(changed.tasks.len(), 2);
+        let mut copy = s.clone();
+        s.apply_event(ClusterEvent::Delete {
+            kind: ObjectKind::Pod,
+            namespace: "ns".into(),
+            name: "b".into(),
+        });
+        assert_eq!(s.snapshot("other").tasks.len(), 1);
+        assert_eq!(copy.snapshot("other").tasks.len(), 2);
     }
 
     #[test]

@@ -11,6 +11,8 @@ use foldhash::fast::FixedState;
 #[derive(Debug, Clone)]
 pub(crate) struct Store<T> {
     next: u64,
+    /// Changes made so far (an object stored, replaced, lent for change or removed).
+    changes: u64,
     by_seq: BTreeMap<u64, Arc<T>>,
     /// Hashed with foldhash: every event looks its object up here.
     seq_of: HashMap<String, u64, FixedState>,
@@ -20,6 +22,7 @@ impl<T> Default for Store<T> {
     fn default() -> Self {
         Store {
             next: 0,
+            changes: 0,
             by_seq: BTreeMap::new(),
             seq_of: HashMap::default(),
         }
@@ -30,6 +33,7 @@ impl<T: Clone> Store<T> {
     /// Inserts a new object at the end, or replaces an existing one in place; returns the
     /// stored version.
     pub fn upsert(&mut self, key: String, object: T) -> &Arc<T> {
+        self.changes += 1;
         let seq = *self.seq_of.entry(key).or_insert_with(|| {
             self.next += 1;
             self.next
@@ -45,10 +49,12 @@ impl<T: Clone> Store<T> {
 
     /// Removes the object; false when there was none.
     pub fn remove(&mut self, key: &str) -> bool {
-        match self.seq_of.remove(key) {
+        let removed = match self.seq_of.remove(key) {
             Some(seq) => self.by_seq.remove(&seq).is_some(),
             None => false,
-        }
+        };
+        self.changes += u64::from(removed);
+        removed
     }
 
     /// The object under `key`.
@@ -60,7 +66,14 @@ impl<T: Clone> Store<T> {
     /// the old version keeps it, and values memoised on the old version are not carried over.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
         let seq = self.seq_of.get(key)?;
-        self.by_seq.get_mut(seq).map(fresh_copy)
+        let object = self.by_seq.get_mut(seq)?;
+        self.changes += 1;
+        Some(fresh_copy(object))
+    }
+
+    /// Changes made so far: equal counts, no change in between.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// Every object, in insertion order.
@@ -79,6 +92,7 @@ impl<T: Clone> Store<T> {
     ) {
         for object in self.by_seq.values_mut() {
             if select(object) {
+                self.changes += 1;
                 let old = object.clone();
                 change(fresh_copy(object));
                 replaced(old, object);
@@ -98,6 +112,7 @@ impl<T: Clone> Store<T> {
         });
         let by_seq = &self.by_seq;
         self.seq_of.retain(|_, seq| by_seq.contains_key(seq));
+        self.changes += removed.len() as u64;
         removed
     }
 }

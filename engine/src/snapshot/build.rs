@@ -60,6 +60,8 @@ pub struct SnapshotBuilder<'a> {
     /// Job and task tables of an earlier snapshot, whose rows of unchanged jobs are reused;
     /// taken by `build`, which moves the rows out when nothing else holds the tables.
     earlier_tasks: Mutex<Option<TaskTables>>,
+    /// `earlier_tasks` were built from the very objects given to this builder.
+    unchanged_since_earlier: bool,
     /// What the build let go of from the earlier tables, for the caller to free.
     released: Mutex<Released>,
     default_queue: String,
@@ -208,6 +210,16 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
+    /// Gives the tables of the last snapshot of a cache in which nothing changed since: no
+    /// PodGroup, pod, queue or priority class came, went or changed, and the default queue is
+    /// the same. They are this snapshot's as they are, when the node ids are the same too (else
+    /// they are `earlier_tasks`). A cycle on an unchanged cluster, as the first one after the
+    /// warm-up usually is, then builds no row.
+    pub fn unchanged_since(&mut self, tables: TaskTables) -> &mut Self {
+        self.unchanged_since_earlier = true;
+        self.earlier_tasks(tables)
+    }
+
     /// Says which nodes may differ from snapshot `since`, which the same cache built with the
     /// same node ids and node images (`Snapshot::changed_since`).
     pub fn nodes_changed_since(
@@ -217,6 +229,15 @@ impl<'a> SnapshotBuilder<'a> {
     ) -> &mut Self {
         self.changed_since = Some((since, names.into_iter().collect()));
         self
+    }
+
+    /// The earlier tables, when they were built from the same objects and node ids.
+    fn unchanged_tables(&self, nodes: &Arc<NodeTable>) -> Option<TaskTables> {
+        if !self.unchanged_since_earlier {
+            return None;
+        }
+        let mut earlier = self.earlier_tasks.lock().unwrap_or_else(|p| p.into_inner());
+        earlier.take_if(|t| Arc::ptr_eq(&t.nodes, nodes))
     }
 
     /// What the last `build` let go of from the earlier tables (often the last owner of pods
@@ -251,10 +272,19 @@ impl<'a> SnapshotBuilder<'a> {
         });
         snap.pdbs = self.pdbs.clone();
         self.build_queues(&mut snap.queues);
-        let (mut jobs, mut tasks) = self.build_jobs_and_tasks(&snap.nodes, &snap.queues);
-        snap.sub_jobs = build_sub_jobs(&mut jobs, &mut tasks);
-        snap.jobs = Arc::new(jobs);
-        snap.tasks = Arc::new(tasks);
+        match self.unchanged_tables(&snap.nodes) {
+            Some(tables) => {
+                snap.jobs = tables.jobs;
+                snap.tasks = tables.tasks;
+                snap.sub_jobs = tables.sub_jobs;
+            }
+            None => {
+                let (mut jobs, mut tasks) = self.build_jobs_and_tasks(&snap.nodes, &snap.queues);
+                snap.sub_jobs = Arc::new(build_sub_jobs(&mut jobs, &mut tasks));
+                snap.jobs = Arc::new(jobs);
+                snap.tasks = Arc::new(tasks);
+            }
+        }
         self.build_hyper_nodes(&mut snap);
         snap
     }

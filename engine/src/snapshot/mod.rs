@@ -58,7 +58,7 @@ pub struct Snapshot {
     /// Shared with the cache, which builds the next snapshot's rows of unchanged jobs from it.
     pub tasks: Arc<TaskTable>,
     pub jobs: Arc<JobTable>,
-    pub sub_jobs: SubJobTable,
+    pub sub_jobs: Arc<SubJobTable>,
     pub queues: QueueTable,
     pub hyper_nodes: HyperNodeTable,
     /// Node label index: node sets per `key=value` and per key.
@@ -106,6 +106,7 @@ pub struct TaskTables {
     pub nodes: Arc<NodeTable>,
     pub jobs: Arc<JobTable>,
     pub tasks: Arc<TaskTable>,
+    pub sub_jobs: Arc<SubJobTable>,
 }
 
 impl Snapshot {
@@ -115,6 +116,7 @@ impl Snapshot {
             nodes: self.nodes.clone(),
             jobs: self.jobs.clone(),
             tasks: self.tasks.clone(),
+            sub_jobs: self.sub_jobs.clone(),
         }
     }
 
