@@ -62,7 +62,8 @@ pub fn allocate_resources_for_tasks(
         }
         let mut found = Vec::new();
         let nominated = ssn.state.nominated_node_name(t);
-        if let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
+        if !nominated.is_empty()
+            && let Some(nn) = snap.nodes.id(nominated).filter(|n| nodes.contains(n))
             && ssn
                 .state
                 .resreq(t)
