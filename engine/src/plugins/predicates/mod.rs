@@ -431,6 +431,8 @@ impl Plugin for Predicates {
     /// TaintToleration: filters over what a session never changes. The selector is set algebra
     /// on the snapshot's label index; the other two run the functions `predicate` runs, on the
     /// nodes left (TaintToleration only on nodes with a repelling taint, as `predicate` does).
+    /// When the selector is all of the pod's NodeAffinity, the set is exactly the nodes that
+    /// pass the three, and `predicate` skips them on its nodes (`KeptStates::stable_passes`).
     fn static_feasible(&self, ssn: &SessionState, task: TaskId) -> Option<FixedBitSet> {
         let snap = &ssn.snap;
         let pod = &snap.tasks.pod[task.idx()];
