@@ -115,6 +115,19 @@ const FLAGS: [(&str, Point, bool); 24] = [
     ("enabledHyperNodeGradient", Point::HyperNodeGradient, true),
 ];
 
+impl Point {
+    /// Every point, in declaration order (`point as usize` is its index here).
+    pub const ALL: [Point; FLAGS.len()] = {
+        let mut all = [Point::JobOrder; FLAGS.len()];
+        let mut i = 0;
+        while i < FLAGS.len() {
+            all[i] = FLAGS[i].1;
+            i += 1;
+        }
+        all
+    };
+}
+
 impl PluginOption {
     /// A plugin entry with every flag at its YAML default and no arguments.
     pub fn new(name: &str) -> Self {
@@ -370,6 +383,7 @@ mod tests {
     fn flag_table_follows_point_order() {
         for (i, (_, point, _)) in FLAGS.iter().enumerate() {
             assert_eq!(*point as usize, i);
+            assert_eq!(Point::ALL[i], *point);
         }
     }
 

@@ -21,6 +21,9 @@ pub struct Session {
     pub state: SessionState,
     pub(crate) slots: Vec<Slot>,
     pub(crate) tiers: Vec<Range<usize>>,
+    /// Per point (`point as usize`), its enabled slots in tier order with their tier: worked
+    /// out once, as a node's re-rank alone dispatches three points over every plugin.
+    enabled: Vec<Vec<(usize, usize)>>,
     /// Binds issued by statement commits and `allocate_and_dispatch`, in order.
     pub binds: Vec<(TaskId, NodeId)>,
     /// Evictions issued, with their reason.
@@ -92,10 +95,23 @@ impl Session {
             }
             tiers.push(start..slots.len());
         }
+        let enabled = Point::ALL
+            .iter()
+            .map(|&point| {
+                let slots = &slots;
+                tiers
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(ti, r)| r.clone().map(move |si| (ti, si)))
+                    .filter(|&(_, si)| slots[si].option.enabled(point))
+                    .collect()
+            })
+            .collect();
         Ok(Session {
             state,
             slots,
             tiers,
+            enabled,
             binds: Vec::new(),
             evictions: Vec::new(),
         })
@@ -108,12 +124,9 @@ impl Session {
 
     /// Slots whose plugin's function for `point` is enabled, with their tier index.
     pub(crate) fn enabled(&self, point: Point) -> impl Iterator<Item = (usize, &dyn Plugin)> {
-        self.tiers.iter().enumerate().flat_map(move |(ti, r)| {
-            self.slots[r.clone()]
-                .iter()
-                .filter(move |s| s.option.enabled(point))
-                .map(move |s| (ti, s.plugin.as_ref()))
-        })
+        self.enabled[point as usize]
+            .iter()
+            .map(|&(ti, si)| (ti, self.slots[si].plugin.as_ref()))
     }
 
     /// Plugins of each tier whose `point` is enabled, tier by tier.
