@@ -287,12 +287,11 @@ impl SessionState {
             if best_effort {
                 count_pending(&mut self.job_best_effort_pending[j.idx()]);
             }
+            let r = &self.snap.tasks.resreq[t.idx()];
             if old.is_allocated() && !status.is_allocated() {
-                let r = self.snap.tasks.resreq[t.idx()].clone();
-                self.job_allocated[j.idx()].sub(&r);
+                self.job_allocated[j.idx()].sub(r);
             } else if !old.is_allocated() && status.is_allocated() {
-                let r = self.snap.tasks.resreq[t.idx()].clone();
-                self.job_allocated[j.idx()].add(&r);
+                self.job_allocated[j.idx()].add(r);
             }
         }
         if let Some(s) = self.snap.tasks.sub_job[t.idx()] {
