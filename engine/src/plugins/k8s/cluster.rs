@@ -115,6 +115,48 @@ impl NodeSums {
     }
 }
 
+/// Each node's summed requests as one view sees them: the session-open sums, shared by every
+/// view of the snapshot (and left for the next session), and this view's copies of the nodes it
+/// changed. A vector of per-node handles, cloned for every view, touched 50k reference counts
+/// per view at open and again at close.
+#[derive(Debug, Clone, Default)]
+struct RequestedByNode {
+    open: Arc<Vec<NodeSums>>,
+    /// Per node, `OPEN` or the index of its copy in `copies`.
+    copy_of: Vec<u32>,
+    copies: Vec<NodeRequested>,
+}
+
+/// No copy: the node's sums are the session-open ones.
+const OPEN: u32 = u32::MAX;
+
+impl RequestedByNode {
+    fn new(open: Arc<Vec<NodeSums>>) -> RequestedByNode {
+        RequestedByNode {
+            copy_of: vec![OPEN; open.len()],
+            open,
+            copies: Vec::new(),
+        }
+    }
+
+    fn get(&self, n: NodeId) -> &NodeRequested {
+        match self.copy_of[n.idx()] {
+            OPEN => &self.open[n.idx()].requested,
+            i => &self.copies[i as usize],
+        }
+    }
+
+    /// Node `n`'s sums, copied out of the shared ones first if this view has not changed them.
+    fn get_mut(&mut self, n: NodeId) -> &mut NodeRequested {
+        if self.copy_of[n.idx()] == OPEN {
+            let copy = self.get(n).clone();
+            self.copy_of[n.idx()] = self.copies.len() as u32;
+            self.copies.push(copy);
+        }
+        &mut self.copies[self.copy_of[n.idx()] as usize]
+    }
+}
+
 /// Each node's sums at the open of the session on snapshot `serial`, left for the next session
 /// (`Carryover`): a node the next snapshot does not list as changed since has the same pods,
 /// so the same sums, and 400k pods need not be read again.
@@ -131,7 +173,7 @@ pub struct ClusterView {
     pods: NodePods,
     /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
     /// per task, so it must not be recomputed from the pods each time).
-    requested: Vec<Arc<NodeRequested>>,
+    requested: RequestedByNode,
     placed: Vec<Option<NodeId>>,
     with_affinity: Arc<Vec<NodeId>>,
     with_required_anti_affinity: Arc<Vec<NodeId>>,
@@ -208,13 +250,14 @@ impl ClusterView {
         };
         let with_affinity = nodes_where(|s| s.affinity);
         let with_required_anti_affinity = nodes_where(|s| s.required_anti_affinity);
-        let requested = per_node.par_iter().map(|s| s.requested.clone()).collect();
+        let per_node = Arc::new(per_node);
         if at_open && ssn.snap.serial != 0 {
             carryover.put(OpenNodeSums {
                 serial: ssn.snap.serial,
-                per_node: Arc::new(per_node),
+                per_node: per_node.clone(),
             });
         }
+        let requested = RequestedByNode::new(per_node);
         ClusterView {
             pods: NodePods::new(pods),
             infos,
@@ -235,7 +278,7 @@ impl ClusterView {
             return;
         }
         self.pods.push(n, t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(self.infos.requests(t), 1);
+        self.requested.get_mut(n).add(self.infos.requests(t), 1);
         self.placed[t.idx()] = Some(n);
     }
 
@@ -248,7 +291,7 @@ impl ClusterView {
             return;
         };
         self.pods.remove(n, t);
-        Arc::make_mut(&mut self.requested[n.idx()]).add(self.infos.requests(t), -1);
+        self.requested.get_mut(n).add(self.infos.requests(t), -1);
     }
 
     /// The pods (tasks) on a node.
@@ -359,7 +402,7 @@ impl<'a> Cluster<'a> {
 
     /// Σ requests of the pods on a node.
     pub fn requested(&self, n: NodeId) -> &'a NodeRequested {
-        &self.view.requested[n.idx()]
+        self.view.requested.get(n)
     }
 }
 
@@ -424,6 +467,22 @@ mod tests {
         }
         let cpu_of = |name: &str| view.requests(task(&ssn, &format!("ns/{name}"))).get("cpu");
         assert_eq!([cpu_of("p2"), cpu_of("p3"), cpu_of("r")], [250, 500, 750]);
+    }
+
+    #[test]
+    fn a_views_change_to_a_nodes_sums_is_its_own_and_leaves_the_shared_sums() {
+        let mut sums = NodeSums::default();
+        Arc::make_mut(&mut sums.requested).non0_cpu = 100;
+        let shared = Arc::new(vec![sums.clone(), sums]);
+        let mut view = RequestedByNode::new(shared.clone());
+        let other = view.clone();
+        view.get_mut(NodeId(1)).non0_cpu += 50;
+        view.get_mut(NodeId(1)).non0_cpu += 50;
+        assert_eq!(view.get(NodeId(1)).non0_cpu, 200);
+        assert_eq!(view.copies.len(), 1, "one copy per changed node");
+        assert_eq!(view.get(NodeId(0)).non0_cpu, 100);
+        assert_eq!(other.get(NodeId(1)).non0_cpu, 100);
+        assert_eq!(shared[1].requested.non0_cpu, 100);
     }
 
     #[test]
