@@ -174,7 +174,6 @@ pub struct ClusterView {
     /// Σ requests of each node's pods, kept in step with `pods` (scorers read it per node and
     /// per task, so it must not be recomputed from the pods each time).
     requested: RequestedByNode,
-    placed: Vec<Option<NodeId>>,
     with_affinity: Arc<Vec<NodeId>>,
     with_required_anti_affinity: Arc<Vec<NodeId>>,
     live: bool,
@@ -213,12 +212,6 @@ impl ClusterView {
             pending_requests: OnceLock::new(),
         });
         let pods = &ssn.node_tasks;
-        let mut placed = vec![None; ssn.snap.tasks.len()];
-        for (n, tasks) in pods.iter().enumerate() {
-            for t in tasks {
-                placed[t.idx()] = Some(NodeId(n as u32));
-            }
-        }
         let carryover = &ssn.options.carryover;
         let earlier = match (at_open, &ssn.snap.changed_since) {
             (true, Some(since)) => carryover
@@ -262,34 +255,36 @@ impl ClusterView {
             pods: NodePods::new(pods),
             infos,
             requested,
-            placed,
             with_affinity: Arc::new(with_affinity),
             with_required_anti_affinity: Arc::new(with_required_anti_affinity),
             live: false,
         }
     }
 
-    /// Allocate/pipeline/un-evict handler: the task's pod joins its node.
+    /// Allocate/pipeline/un-evict handler: the task's pod joins its node, unless it is there.
     pub fn on_allocate(&mut self, ssn: &SessionState, t: TaskId) {
         let Some(n) = ssn.task_node[t.idx()] else {
             return;
         };
-        if !self.live || self.placed[t.idx()].is_some() {
+        if !self.live || self.pods.get(n).contains(&t) {
             return;
         }
         self.pods.push(n, t);
         self.requested.get_mut(n).add(self.infos.requests(t), 1);
-        self.placed[t.idx()] = Some(n);
     }
 
-    /// Evict/un-pipeline/un-allocate handler: the task's pod leaves its node.
-    pub fn on_deallocate(&mut self, t: TaskId) {
-        if !self.live {
-            return;
-        }
-        let Some(n) = self.placed[t.idx()].take() else {
+    /// Evict/un-pipeline/un-allocate handler: the task's pod leaves its node. The session still
+    /// names the node when the handlers run, and the view holds a task on no other node than
+    /// the one the session names (it follows every placement), so the node's own list says
+    /// whether the task is there; no per-task column of this view's placements is kept (a
+    /// copy per view, 400k entries, at every open).
+    pub fn on_deallocate(&mut self, ssn: &SessionState, t: TaskId) {
+        let Some(n) = ssn.task_node[t.idx()] else {
             return;
         };
+        if !self.live || !self.pods.get(n).contains(&t) {
+            return;
+        }
         self.pods.remove(n, t);
         self.requested.get_mut(n).add(self.infos.requests(t), -1);
     }
@@ -443,7 +438,7 @@ mod tests {
             Cluster::new(&ssn.state, &live).requested(n2).get("cpu"),
             250
         );
-        live.on_deallocate(p);
+        live.on_deallocate(&ssn.state, p);
         assert!(live.pods(n2).is_empty());
     }
 

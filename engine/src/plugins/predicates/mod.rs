@@ -559,8 +559,8 @@ impl Plugin for Predicates {
         Ok(())
     }
 
-    fn on_deallocate(&mut self, _ssn: &SessionState, task: TaskId) {
-        self.view.on_deallocate(task);
+    fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
+        self.view.on_deallocate(ssn, task);
     }
 }
 
