@@ -210,9 +210,9 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
-    /// Gives the tables of the last snapshot of a cache in which nothing changed since: no
-    /// PodGroup, pod, queue or priority class came, went or changed, and the default queue is
-    /// the same. They are this snapshot's as they are, when the node ids are the same too (else
+    /// Gives the tables of the last snapshot of a cache in which nothing changed since: none of
+    /// the objects given to this builder came, went or changed, and the default queue is the
+    /// same. They are this snapshot's as they are, when the node ids are the same too (else
     /// they are `earlier_tasks`). A cycle on an unchanged cluster, as the first one after the
     /// warm-up usually is, then builds no row.
     pub fn unchanged_since(&mut self, tables: TaskTables) -> &mut Self {
