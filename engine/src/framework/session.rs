@@ -134,11 +134,10 @@ impl Session {
         &self,
         point: Point,
     ) -> impl Iterator<Item = impl Iterator<Item = &dyn Plugin>> {
-        self.tiers.iter().map(move |r| {
-            self.slots[r.clone()]
-                .iter()
-                .filter(move |s| s.option.enabled(point))
-                .map(|s| s.plugin.as_ref())
+        (0..self.tiers.len()).map(move |tier| {
+            self.enabled(point)
+                .filter(move |&(ti, _)| ti == tier)
+                .map(|(_, p)| p)
         })
     }
 

@@ -16,6 +16,7 @@ use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
+use super::node_copies::NodeCopies;
 use super::node_pods::NodePods;
 use super::pod_info::PodInfo;
 use super::requests::{NamedAmounts, PodResource};
@@ -122,38 +123,29 @@ impl NodeSums {
 #[derive(Debug, Clone, Default)]
 struct RequestedByNode {
     open: Arc<Vec<NodeSums>>,
-    /// Per node, `OPEN` or the index of its copy in `copies`.
-    copy_of: Vec<u32>,
-    copies: Vec<NodeRequested>,
+    copies: NodeCopies<NodeRequested>,
 }
-
-/// No copy: the node's sums are the session-open ones.
-const OPEN: u32 = u32::MAX;
 
 impl RequestedByNode {
     fn new(open: Arc<Vec<NodeSums>>) -> RequestedByNode {
         RequestedByNode {
-            copy_of: vec![OPEN; open.len()],
+            copies: NodeCopies::new(open.len()),
             open,
-            copies: Vec::new(),
         }
     }
 
     fn get(&self, n: NodeId) -> &NodeRequested {
-        match self.copy_of[n.idx()] {
-            OPEN => &self.open[n.idx()].requested,
-            i => &self.copies[i as usize],
+        match self.copies.get(n) {
+            Some(copy) => copy,
+            None => &self.open[n.idx()].requested,
         }
     }
 
     /// Node `n`'s sums, copied out of the shared ones first if this view has not changed them.
     fn get_mut(&mut self, n: NodeId) -> &mut NodeRequested {
-        if self.copy_of[n.idx()] == OPEN {
-            let copy = self.get(n).clone();
-            self.copy_of[n.idx()] = self.copies.len() as u32;
-            self.copies.push(copy);
-        }
-        &mut self.copies[self.copy_of[n.idx()] as usize]
+        let open = &self.open;
+        self.copies
+            .get_mut(n, || NodeRequested::clone(&open[n.idx()].requested))
     }
 }
 
@@ -474,7 +466,6 @@ mod tests {
         view.get_mut(NodeId(1)).non0_cpu += 50;
         view.get_mut(NodeId(1)).non0_cpu += 50;
         assert_eq!(view.get(NodeId(1)).non0_cpu, 200);
-        assert_eq!(view.copies.len(), 1, "one copy per changed node");
         assert_eq!(view.get(NodeId(0)).non0_cpu, 100);
         assert_eq!(other.get(NodeId(1)).non0_cpu, 100);
         assert_eq!(shared[1].requested.non0_cpu, 100);

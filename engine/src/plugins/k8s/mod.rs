@@ -18,6 +18,7 @@ pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod inter_pod_affinity_score;
 pub mod node_affinity;
+pub mod node_copies;
 pub mod node_pods;
 pub mod node_ports;
 pub mod node_selector;

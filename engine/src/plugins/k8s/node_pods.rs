@@ -5,20 +5,17 @@
 
 use std::sync::Arc;
 
+use super::node_copies::NodeCopies;
 use crate::framework::NodeTasks;
 use crate::model::{NodeId, TaskId};
 use crate::snapshot::IdLists;
-
-/// No copy: the node's list is the session-open one.
-const OPEN: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Default)]
 pub struct NodePods {
     /// Every node's session-open list.
     open: Arc<IdLists<TaskId>>,
-    /// Per node, `OPEN` or the index of its copy in `copies`.
-    copy_of: Vec<u32>,
-    copies: Vec<Vec<TaskId>>,
+    /// This view's lists of the nodes it changed.
+    copies: NodeCopies<Vec<TaskId>>,
 }
 
 impl NodePods {
@@ -26,27 +23,22 @@ impl NodePods {
     pub fn new(per_node: &[NodeTasks]) -> NodePods {
         NodePods {
             open: Arc::new(IdLists::from_rows(per_node)),
-            copy_of: vec![OPEN; per_node.len()],
-            copies: Vec::new(),
+            copies: NodeCopies::new(per_node.len()),
         }
     }
 
     /// The pods on node `n`.
     pub fn get(&self, n: NodeId) -> &[TaskId] {
-        match self.copy_of[n.idx()] {
-            OPEN => &self.open[n.idx()],
-            i => &self.copies[i as usize],
+        match self.copies.get(n) {
+            Some(copy) => copy,
+            None => &self.open[n.idx()],
         }
     }
 
     /// Node `n`'s list, copied out of the shared one first if this view has not changed it yet.
     fn get_mut(&mut self, n: NodeId) -> &mut Vec<TaskId> {
-        if self.copy_of[n.idx()] == OPEN {
-            let copy = self.get(n).to_vec();
-            self.copy_of[n.idx()] = self.copies.len() as u32;
-            self.copies.push(copy);
-        }
-        &mut self.copies[self.copy_of[n.idx()] as usize]
+        let open = &self.open;
+        self.copies.get_mut(n, || open[n.idx()].to_vec())
     }
 
     /// `t` joins node `n`.

@@ -88,15 +88,7 @@ type PrePredicated = (Arc<CycleState>, Result<(), FitError>);
 
 /// Builds the plugin from its arguments.
 pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
-    Ok(Box::new(Predicates {
-        args: PredicateArgs::parse(args)?,
-        view: ClusterView::default(),
-        states: RwLock::new(KeptStates::default()),
-        skips_only: Default::default(),
-        saved: Mutex::new(HashMap::new()),
-        cache: Mutex::new(HashMap::new()),
-        by_signature: Mutex::new(HashMap::default()),
-    }))
+    Ok(Box::new(Predicates::new(PredicateArgs::parse(args)?)))
 }
 
 /// Locks a map; a poisoned lock is still usable (the maps hold no invariant across entries).
@@ -164,6 +156,18 @@ fn missing(which: PreFiltered) -> Status {
 }
 
 impl Predicates {
+    fn new(args: PredicateArgs) -> Predicates {
+        Predicates {
+            args,
+            view: ClusterView::default(),
+            states: RwLock::new(KeptStates::default()),
+            skips_only: Default::default(),
+            saved: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
+            by_signature: Mutex::new(HashMap::default()),
+        }
+    }
+
     /// Moves `task` on or off its node in `preemptor`'s inter-pod affinity counts.
     fn simulate_move(&self, ssn: &SessionState, preemptor: TaskId, task: TaskId, delta: i64) {
         let Some(node) = ssn.task_node[task.idx()] else {
@@ -730,15 +734,7 @@ mod tests {
                 pod("d", "", ANTI_WORKER),
             ],
         );
-        let mut plugin = Predicates {
-            args: PredicateArgs::parse(&Arguments::default()).unwrap(),
-            view: ClusterView::default(),
-            states: RwLock::new(KeptStates::default()),
-            skips_only: Default::default(),
-            saved: Mutex::new(HashMap::new()),
-            cache: Mutex::new(HashMap::new()),
-            by_signature: Mutex::new(HashMap::default()),
-        };
+        let mut plugin = Predicates::new(PredicateArgs::parse(&Arguments::default()).unwrap());
         plugin.on_session_open(&ssn.state);
         let state = |name: &str| {
             let t = task(&ssn, &format!("ns/{name}"));
