@@ -295,6 +295,14 @@ impl Class {
     }
 }
 
+/// True when `t` may take a class's answer: the caches are on, node sampling is off, and every
+/// plugin is node-local for it.
+fn eligible(ssn: &Session, t: TaskId) -> bool {
+    !ssn.state.options.disable_class_caches
+        && ssn.state.options.node_sampling.is_none()
+        && ssn.node_local(t)
+}
+
 /// Dirty nodes below which a class re-ranks them on the calling thread.
 const PARALLEL_RERANK: usize = 32;
 
@@ -324,6 +332,46 @@ impl ClassCache {
         Carried::leave(&ssn.state, carried, self.carried);
     }
 
+    /// Brings the carried classes of `tasks`' signatures up to date, all at once on the pool.
+    /// Each would otherwise be revived when its first task comes up, one after another, its
+    /// re-ranked nodes written into its order on the calling thread: a steady cycle revives
+    /// every class, each with thousands of nodes changed since. A class founded by a task whose
+    /// pre-predicates fail, or that comes back refused or mostly stale, is left to `class_of`.
+    pub fn revive(&mut self, ssn: &Session, tasks: impl IntoIterator<Item = TaskId>) {
+        let Some(carried) = self.carried.as_mut() else {
+            return;
+        };
+        let signatures = &ssn.state.snap.tasks.signature;
+        let mut founders: Vec<(SignatureId, TaskId)> = Vec::new();
+        for t in tasks {
+            let signature = signatures[t.idx()];
+            if carried.has(signature)
+                && !founders.iter().any(|&(s, _)| s == signature)
+                && eligible(ssn, t)
+                && ssn.pre_predicate(t).is_ok()
+            {
+                founders.push((signature, t));
+            }
+        }
+        let taken: Vec<_> = founders
+            .into_iter()
+            .filter_map(|(signature, t)| {
+                let (class, stale) = carried.class(signature)?;
+                Some((signature, t, class, stale))
+            })
+            .collect();
+        let revived: Vec<(SignatureId, Option<Class>)> = taken
+            .into_par_iter()
+            .map(|(signature, t, class, stale)| (signature, class.revived(ssn, t, stale)))
+            .collect();
+        for (signature, class) in revived {
+            if let Some(class) = class {
+                self.by_signature.insert(signature, self.classes.len());
+                self.classes.push((signature, class));
+            }
+        }
+    }
+
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
     /// sampling on, or a plugin that is not node-local for it).
     fn class_of(&mut self, ssn: &Session, t: TaskId) -> Option<usize> {
@@ -332,10 +380,7 @@ impl ClassCache {
             PLAIN => return None,
             c => return Some(c as usize),
         }
-        let eligible = !ssn.state.options.disable_class_caches
-            && ssn.state.options.node_sampling.is_none()
-            && ssn.node_local(t);
-        let class = eligible.then(|| {
+        let class = eligible(ssn, t).then(|| {
             let signature = ssn.state.snap.tasks.signature[t.idx()];
             if let Some(&id) = self.by_signature.get(&signature) {
                 return id;
@@ -405,7 +450,10 @@ impl ClassCache {
 
 #[cfg(test)]
 mod tests {
-    use crate::framework::{Plugin, SessionOptions, SessionState};
+    use std::sync::Arc;
+
+    use super::ClassCache;
+    use crate::framework::{Carryover, FitErrors, Plugin, SessionOptions, SessionState};
     use crate::harness::Harness;
     use crate::model::{NodeId, TaskId};
 
@@ -453,6 +501,46 @@ mod tests {
             .iter()
             .map(|&(_, n)| nodes[n.idx()].clone())
             .collect()
+    }
+
+    #[test]
+    fn carried_classes_are_revived_before_their_first_task_asks_and_answer_as_a_fresh_class() {
+        let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n  - name: binpack\n";
+        let cluster = || {
+            Harness::new(conf)
+                .queue("q", 1)
+                .node("n1", "4", "8Gi", &[])
+                .node("n2", "8", "16Gi", &[])
+                .node("n3", "2", "4Gi", &[])
+                .node("n4", "4", "8Gi", &[])
+                .node("n5", "6", "8Gi", &[])
+                .pod_group("ns", "pg", "q", 1)
+                .pod("ns", "p", "pg", "1", "1Gi")
+        };
+        let carryover = Arc::new(Carryover::default());
+        let options = || SessionOptions {
+            carryover: carryover.clone(),
+            ..Default::default()
+        };
+        let mut first = cluster().open_with(options()).unwrap();
+        crate::actions::run(&mut first, "allocate");
+        let serial = first.state.snap.serial;
+        first.close();
+        let next = cluster()
+            .nodes_changed_since(serial, &["n3"])
+            .open_with(options())
+            .unwrap();
+        let t = TaskId(0);
+        let mut revived = ClassCache::carried_over(&next);
+        revived.revive(&next, [t]);
+        assert_eq!(revived.classes.len(), 1, "revived before the task asked");
+        let mut fresh = ClassCache::carried_over(&next);
+        assert!(fresh.carried.is_none(), "the classes were carried once");
+        let node = |answer: Option<Result<NodeId, FitErrors>>| answer.and_then(Result::ok);
+        let answer = node(revived.best_node(&next, t));
+        assert!(answer.is_some());
+        assert_eq!(answer, node(fresh.best_node(&next, t)));
+        assert_eq!(revived.classes.len(), 1, "the task took the revived class");
     }
 
     #[test]

@@ -82,6 +82,11 @@ impl Carried {
         Some(Carried { classes })
     }
 
+    /// True when a class of `signature` is carried and not taken yet.
+    pub fn has(&self, signature: SignatureId) -> bool {
+        self.classes.contains_key(&signature)
+    }
+
     /// The carried class of `signature`, taken out, with the nodes whose ranks may be out of
     /// date.
     pub fn class(&mut self, signature: SignatureId) -> Option<(Class, FixedBitSet)> {

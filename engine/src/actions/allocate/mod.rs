@@ -72,6 +72,10 @@ pub fn execute(ssn: &mut Session) {
         error_cache,
         classes: ClassCache::carried_over(ssn),
     };
+    let pending = sheets.values().flat_map(|ws| ws.tasks.values());
+    search
+        .classes
+        .revive(ssn, pending.flat_map(|tasks| tasks.items().iter().copied()));
     while let Some(q) = queues.pop(|l, r| ssn.queue_order_less(l, r)) {
         if ssn.overused(q) {
             continue;
