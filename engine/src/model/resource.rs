@@ -196,9 +196,7 @@ impl Resource {
     pub fn add(&mut self, rr: &Resource) -> &mut Self {
         self.milli_cpu += rr.milli_cpu;
         self.memory += rr.memory;
-        for (d, v) in rr.scalars() {
-            self.add_scalar(d, v);
-        }
+        self.scalars.add_scaled(&rr.scalars, 1.0);
         self
     }
 
@@ -215,10 +213,7 @@ impl Resource {
         self.milli_cpu -= rr.milli_cpu;
         self.memory -= rr.memory;
         if !self.scalars.is_nil() {
-            for (d, q) in rr.scalars() {
-                let cur = self.scalars.get(d).unwrap_or(0.0);
-                self.scalars.set(d, cur - q);
-            }
+            self.scalars.add_scaled(&rr.scalars, -1.0);
         }
         self
     }

@@ -65,6 +65,26 @@ impl ScalarMap {
         }
     }
 
+    /// Adds `sign` times each of `other`'s entries to this map's, as `set(d, get(d) + sign * v)`
+    /// entry by entry would (so a nil map becomes a map only when `other` has entries). When
+    /// both hold the same dimensions, as two requests of a cluster mostly do (`pods` and
+    /// perhaps one device), the values are added pairwise without a search: summing 400k
+    /// requests per node and per job at every session open was mostly those searches.
+    pub fn add_scaled(&mut self, other: &ScalarMap, sign: f64) {
+        let theirs = other.as_slice();
+        let ours = self.as_mut_slice();
+        if ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a.0 == b.0) {
+            for (a, b) in ours.iter_mut().zip(theirs) {
+                a.1 += sign * b.1;
+            }
+            return;
+        }
+        for &(d, v) in theirs {
+            let cur = self.get(d).unwrap_or(0.0);
+            self.set(d, cur + sign * v);
+        }
+    }
+
     /// Inserts `e` at position `i` of the entries.
     fn insert(&mut self, i: usize, e: (Dim, f64)) {
         if self.is_nil() {
@@ -113,6 +133,31 @@ mod tests {
         assert_eq!(m.as_slice(), [(a, 10.0), (b, 2.0), (c, 3.0)]);
         assert_eq!(m.get(b), Some(2.0));
         assert_eq!(m.get(Dim::PODS), None);
+    }
+
+    #[test]
+    fn add_scaled_sums_pairwise_on_the_same_dimensions_and_entry_by_entry_otherwise() {
+        let (a, b) = (Dim::of("x/a"), Dim::of("x/b"));
+        let map = |entries: &[(Dim, f64)]| {
+            let mut m = ScalarMap::empty();
+            for &(d, v) in entries {
+                m.set(d, v);
+            }
+            m
+        };
+        let mut same = map(&[(Dim::PODS, 1.0), (a, 2.0)]);
+        same.add_scaled(&map(&[(Dim::PODS, 3.0), (a, 4.0)]), 1.0);
+        assert_eq!(same.as_slice(), [(Dim::PODS, 4.0), (a, 6.0)]);
+        same.add_scaled(&map(&[(Dim::PODS, 1.0), (a, 1.0)]), -1.0);
+        assert_eq!(same.as_slice(), [(Dim::PODS, 3.0), (a, 5.0)]);
+        let mut other = map(&[(a, 1.0)]);
+        other.add_scaled(&map(&[(Dim::PODS, 1.0), (b, 2.0)]), -1.0);
+        assert_eq!(other.as_slice(), [(Dim::PODS, -1.0), (a, 1.0), (b, -2.0)]);
+        let mut nil = ScalarMap::Nil;
+        nil.add_scaled(&ScalarMap::empty(), 1.0);
+        assert!(nil.is_nil(), "nothing added, still nil");
+        nil.add_scaled(&map(&[(Dim::PODS, 1.0)]), 1.0);
+        assert_eq!(nil, map(&[(Dim::PODS, 1.0)]));
     }
 
     #[test]
