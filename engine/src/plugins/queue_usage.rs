@@ -1,6 +1,8 @@
 //! What a queue books from its jobs in proportion and capacity: allocated, requested, reserved
 //! by admitted jobs (inqueue) and held beyond the jobs' minimums (elastic).
 
+use rayon::prelude::*;
+
 use super::job_resources;
 use crate::framework::SessionState;
 use crate::model::{JobId, Resource, TaskStatus};
@@ -19,6 +21,29 @@ pub(crate) struct QueueUsage {
 }
 
 impl QueueUsage {
+    /// Every queue's usage at session open, by queue id (`None` for a queue without a job in
+    /// the session): each queue sums its jobs in job order, as one pass over all jobs would, and
+    /// the queues are summed on the pool (a large session has 60k jobs to look at).
+    pub fn per_queue(ssn: &SessionState) -> Vec<Option<QueueUsage>> {
+        let jobs = &ssn.snap.jobs;
+        let mut jobs_of: Vec<Vec<JobId>> = vec![Vec::new(); ssn.snap.queues.len()];
+        for j in jobs.ids() {
+            jobs_of[jobs.queue[j.idx()].idx()].push(j);
+        }
+        jobs_of
+            .par_iter()
+            .map(|queue_jobs| {
+                (!queue_jobs.is_empty()).then(|| {
+                    let mut usage = QueueUsage::default();
+                    for &j in queue_jobs {
+                        usage.add(&QueueUsage::of_job(ssn, j));
+                    }
+                    usage
+                })
+            })
+            .collect()
+    }
+
     /// What job `j` contributes at session open.
     pub fn of_job(ssn: &SessionState, j: JobId) -> QueueUsage {
         let allocated = ssn.job_allocated[j.idx()].clone();

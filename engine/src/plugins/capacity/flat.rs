@@ -10,13 +10,16 @@ use crate::plugins::queue_usage::QueueUsage;
 /// Attributes indexed by queue id; `None` for queues without jobs.
 pub(super) fn build(ssn: &SessionState) -> Vec<Option<QueueAttr>> {
     let total_guarantee = queue_limits::total_guarantee(ssn);
-    let mut attrs: Vec<Option<QueueAttr>> = vec![None; ssn.snap.queues.len()];
-    for j in ssn.snap.jobs.ids() {
-        let q = ssn.snap.jobs.queue[j.idx()];
-        let attr = attrs[q.idx()].get_or_insert_with(|| {
+    let mut attrs: Vec<Option<QueueAttr>> = ssn
+        .snap
+        .queues
+        .ids()
+        .zip(QueueUsage::per_queue(ssn))
+        .map(|(q, usage)| {
+            let usage = usage?;
             let guarantee = queue_limits::guarantee(ssn, q);
             let capability = queue_limits::capability(ssn, q);
-            QueueAttr {
+            Some(QueueAttr {
                 deserved: ssn.snap.queues.deserved[q.idx()]
                     .clone()
                     .unwrap_or_default(),
@@ -28,11 +31,11 @@ pub(super) fn build(ssn: &SessionState) -> Vec<Option<QueueAttr>> {
                 ),
                 capability: capability.unwrap_or_default(),
                 guarantee,
+                usage,
                 ..Default::default()
-            }
-        });
-        attr.usage.add(&QueueUsage::of_job(ssn, j));
-    }
+            })
+        })
+        .collect();
     for attr in attrs.iter_mut().flatten() {
         attr.deserved
             .min_dimension(&attr.real_capability, DimDefault::Infinity);

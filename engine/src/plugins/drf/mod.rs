@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use dominant::DominantShare;
 use hierarchy::Tree;
+use rayon::prelude::*;
 
 use super::share_order::compare_shares;
 use crate::config::{ArgumentError, Arguments};
@@ -121,16 +122,14 @@ impl Plugin for Drf {
 
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.dom = DominantShare::new(&ssn.snap.total);
+        // Every job's share, on the pool: a large session has 60k jobs.
+        let dom = &self.dom;
         self.jobs = ssn
-            .snap
-            .jobs
-            .ids()
-            .map(|j| {
-                let allocated = ssn.job_allocated[j.idx()].clone();
-                JobShare {
-                    share: self.dom.of(&allocated),
-                    allocated,
-                }
+            .job_allocated
+            .par_iter()
+            .map(|allocated| JobShare {
+                share: dom.of(allocated),
+                allocated: allocated.clone(),
             })
             .collect();
         if !ssn.config.hierarchy_enabled("drf") {

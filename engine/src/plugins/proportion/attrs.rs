@@ -47,13 +47,17 @@ impl QueueAttr {
 /// empty.
 pub(super) fn build(ssn: &SessionState) -> Vec<Option<QueueAttr>> {
     let total_guarantee = queue_limits::total_guarantee(ssn);
-    let mut attrs: Vec<Option<QueueAttr>> = vec![None; ssn.snap.queues.len()];
-    for j in ssn.snap.jobs.ids() {
-        let q = ssn.snap.jobs.queue[j.idx()];
-        let attr = attrs[q.idx()].get_or_insert_with(|| new_attr(ssn, q, &total_guarantee));
-        attr.usage.add(&QueueUsage::of_job(ssn, j));
-    }
-    attrs
+    ssn.snap
+        .queues
+        .ids()
+        .zip(QueueUsage::per_queue(ssn))
+        .map(|(q, usage)| {
+            usage.map(|usage| QueueAttr {
+                usage,
+                ..new_attr(ssn, q, &total_guarantee)
+            })
+        })
+        .collect()
 }
 
 fn new_attr(ssn: &SessionState, q: QueueId, total_guarantee: &Resource) -> QueueAttr {
