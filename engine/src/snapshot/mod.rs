@@ -7,6 +7,7 @@
 mod build;
 mod derived;
 mod few_text;
+mod group_key;
 mod hyper_nodes;
 mod id_lists;
 mod job_columns;

@@ -12,6 +12,7 @@ use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
 use super::build::GROUP_NAME_ANNOTATION;
+use super::group_key::GroupKey;
 use crate::api::Pod;
 
 /// The PodGroup a pod names (`scheduling.k8s.io/group-name`), empty when it names none.
@@ -41,7 +42,7 @@ pub struct PodsByGroup {
 
 /// One namespace's groups, by PodGroup name (hashed with foldhash: a snapshot looks up every
 /// job's group, 50k short strings).
-type Groups = HashMap<String, Vec<Arc<Pod>>, FixedState>;
+type Groups = HashMap<GroupKey, Vec<Arc<Pod>>, FixedState>;
 
 impl PodsByGroup {
     /// The index of `pods`, grouped and sorted in parallel.
@@ -85,7 +86,7 @@ impl PodsByGroup {
             return false;
         };
         let name = group_name(pod);
-        let Some(group) = groups.get_mut(name) else {
+        let Some(group) = groups.get_mut(name.as_bytes()) else {
             return false;
         };
         let Some(at) = position(group, pod) else {
@@ -93,7 +94,7 @@ impl PodsByGroup {
         };
         group.remove(at);
         if group.is_empty() {
-            groups.remove(name);
+            groups.remove(name.as_bytes());
             if groups.is_empty() {
                 self.namespaces.remove(namespace);
             }
@@ -111,7 +112,7 @@ impl PodsByGroup {
             && let Some(group) = self
                 .namespaces
                 .get_mut(old.metadata.namespace.as_str())
-                .and_then(|groups| groups.get_mut(group_name(old)))
+                .and_then(|groups| groups.get_mut(group_name(old).as_bytes()))
             && let Some(at) = position(group, old)
         {
             group[at] = new;
@@ -125,7 +126,7 @@ impl PodsByGroup {
     pub fn members(&self, namespace: &str, name: &str) -> &[Arc<Pod>] {
         self.namespaces
             .get(namespace)
-            .and_then(|groups| groups.get(name))
+            .and_then(|groups| groups.get(name.as_bytes()))
             .map(Vec::as_slice)
             .unwrap_or_default()
     }
@@ -146,10 +147,10 @@ impl PodsByGroup {
         }
         let groups = self.namespaces.get_mut(namespace).expect("inserted above");
         let name = group_name(pod);
-        if !groups.contains_key(name) {
-            groups.insert(name.to_string(), Vec::new());
+        if !groups.contains_key(name.as_bytes()) {
+            groups.insert(GroupKey::new(name), Vec::new());
         }
-        groups.get_mut(name).expect("inserted above")
+        groups.get_mut(name.as_bytes()).expect("inserted above")
     }
 }
 
