@@ -69,6 +69,55 @@ impl Rows {
     }
 }
 
+/// Sources as the columns take them: consecutive earlier sources whose rows follow one another
+/// in the earlier table as one run, a fresh source alone. The 50k unchanged jobs of a steady
+/// large cluster are a few thousand runs, and each of the twenty columns went through every job.
+enum Span<'s, 'p> {
+    Earlier {
+        start: usize,
+        len: usize,
+        sources: &'s [Source<'p>],
+    },
+    Fresh(&'p Arc<Pod>, &'s TaskRow),
+}
+
+impl<'s, 'p> Span<'s, 'p> {
+    /// The spans of `sources`, in order.
+    fn of(sources: &'s [Source<'p>]) -> Vec<Span<'s, 'p>> {
+        let mut spans = Vec::new();
+        let mut i = 0;
+        while let Some(source) = sources.get(i) {
+            i += 1;
+            match source {
+                Source::Fresh(pod, row) => spans.push(Span::Fresh(pod, row)),
+                &Source::Earlier { start, pods } => {
+                    let (from, mut len) = (i - 1, pods.len());
+                    while let Some(Source::Earlier { start: next, pods }) = sources.get(i)
+                        && *next == start + len
+                    {
+                        len += pods.len();
+                        i += 1;
+                    }
+                    spans.push(Span::Earlier {
+                        start,
+                        len,
+                        sources: &sources[from..i],
+                    });
+                }
+            }
+        }
+        spans
+    }
+}
+
+/// The pods of earlier sources (a run's, when its rows must be derived after all).
+fn pods_of<'s, 'p>(sources: &'s [Source<'p>]) -> impl Iterator<Item = &'p Arc<Pod>> + 's {
+    sources.iter().flat_map(|source| match *source {
+        Source::Earlier { pods, .. } => pods,
+        Source::Fresh(pod, _) => std::slice::from_ref(pod),
+    })
+}
+
 /// The earlier task table: owned (its rows are moved out), shared (they are copied), or none.
 pub(super) enum Earlier<'e> {
     Owned(Box<TaskTable>),
@@ -216,18 +265,18 @@ pub(super) fn job_sources<'p>(
 }
 
 /// One task column of `rows` rows: `fresh` for rows from a pod, `carry` for values of the
-/// earlier table, moved out of it a job's run at a time when it is owned (earlier rows are taken
-/// at increasing positions), else copied. Values of an owned earlier table that no row takes are
+/// earlier table, moved out of it a run at a time when it is owned (earlier rows are taken at
+/// increasing positions), else copied. Values of an owned earlier table that no row takes are
 /// handed to `unused`.
 fn column<T: Clone + Send + Sync + 'static>(
-    sources: &[Source],
+    spans: &[Span],
     rows: Rows,
     earlier: EarlierColumn<T>,
     carry: impl Fn(T) -> T + Sync,
     fresh: impl Fn(&Arc<Pod>, &TaskRow) -> T + Sync,
     unused: &Mutex<Released>,
 ) -> Vec<T> {
-    let derive = |pods| derived(pods, &fresh);
+    let derive = |sources| derived(pods_of(sources), &fresh);
     match earlier {
         EarlierColumn::Owned(values) => {
             let total = values.len();
@@ -235,19 +284,17 @@ fn column<T: Clone + Send + Sync + 'static>(
             let mut at = 0;
             let mut left = Vec::new();
             let mut out = Vec::with_capacity(rows.count);
-            for source in sources {
-                match *source {
-                    Source::Earlier { start, pods }
-                        if start >= at && start + pods.len() <= total =>
-                    {
+            for span in spans {
+                match *span {
+                    Span::Earlier { start, len, .. } if start >= at && start + len <= total => {
                         left.extend(values.by_ref().take(start - at));
-                        out.extend(values.by_ref().take(pods.len()).map(&carry));
-                        at = start + pods.len();
+                        out.extend(values.by_ref().take(len).map(&carry));
+                        at = start + len;
                     }
                     // Rows are taken in table order; were some asked for out of order, they
                     // are derived again.
-                    Source::Earlier { pods, .. } => out.extend(derive(pods)),
-                    Source::Fresh(pod, ref row) => out.push(fresh(pod, row)),
+                    Span::Earlier { sources, .. } => out.extend(derive(sources)),
+                    Span::Fresh(pod, row) => out.push(fresh(pod, row)),
                 }
             }
             left.extend(values);
@@ -258,30 +305,33 @@ fn column<T: Clone + Send + Sync + 'static>(
                 .push(Box::new(left));
             out
         }
-        // A source's rows without a vector each: most sources are one fresh row.
-        EarlierColumn::Shared(values) => sources
+        EarlierColumn::Shared(values) => spans
             .par_iter()
-            .flat_map_iter(|source| match *source {
-                Source::Earlier { start, pods } => match values.get(start..start + pods.len()) {
+            .flat_map_iter(|span| match *span {
+                Span::Earlier {
+                    start,
+                    len,
+                    sources,
+                } => match values.get(start..start + len) {
                     Some(run) => Either::Left(Either::Left(run.iter().cloned().map(&carry))),
-                    None => Either::Left(Either::Right(derive(pods))),
+                    None => Either::Left(Either::Right(derive(sources))),
                 },
-                Source::Fresh(pod, ref row) => Either::Right(std::iter::once(fresh(pod, row))),
+                Span::Fresh(pod, row) => Either::Right(std::iter::once(fresh(pod, row))),
             })
             .collect(),
         // Only fresh rows (a first snapshot): collected by index, with no pieces to join.
-        EarlierColumn::None if rows.all_fresh => sources
+        EarlierColumn::None if rows.all_fresh => spans
             .par_iter()
-            .map(|source| match *source {
-                Source::Fresh(pod, ref row) => fresh(pod, row),
-                Source::Earlier { .. } => unreachable!("all sources are fresh"),
+            .map(|span| match *span {
+                Span::Fresh(pod, row) => fresh(pod, row),
+                Span::Earlier { .. } => unreachable!("all sources are fresh"),
             })
             .collect(),
-        EarlierColumn::None => sources
+        EarlierColumn::None => spans
             .par_iter()
-            .flat_map_iter(|source| match *source {
-                Source::Earlier { pods, .. } => Either::Left(derive(pods)),
-                Source::Fresh(pod, ref row) => Either::Right(std::iter::once(fresh(pod, row))),
+            .flat_map_iter(|span| match *span {
+                Span::Earlier { sources, .. } => Either::Left(derive(sources)),
+                Span::Fresh(pod, row) => Either::Right(std::iter::once(fresh(pod, row))),
             })
             .collect(),
     }
@@ -291,7 +341,7 @@ fn column<T: Clone + Send + Sync + 'static>(
 /// a time in one copy (moving value by value cost more than the values: most columns are a
 /// byte or a few). Values that `carry` maps are copied one by one.
 fn copied_column<T: Copy + Send + Sync + 'static>(
-    sources: &[Source],
+    spans: &[Span],
     rows: Rows,
     earlier: EarlierColumn<T>,
     carry: Option<&(dyn Fn(T) -> T + Sync)>,
@@ -306,20 +356,24 @@ fn copied_column<T: Copy + Send + Sync + 'static>(
         }
         EarlierColumn::Shared(values) => values,
         EarlierColumn::None => {
-            return column(sources, rows, EarlierColumn::None, identity, fresh, unused);
+            return column(spans, rows, EarlierColumn::None, identity, fresh, unused);
         }
     };
     let mut out = Vec::with_capacity(rows.count);
-    for source in sources {
-        match *source {
-            Source::Earlier { start, pods } => match values.get(start..start + pods.len()) {
+    for span in spans {
+        match *span {
+            Span::Earlier {
+                start,
+                len,
+                sources,
+            } => match values.get(start..start + len) {
                 Some(run) => match carry {
                     None => out.extend_from_slice(run),
                     Some(carry) => out.extend(run.iter().map(|&v| carry(v))),
                 },
-                None => out.extend(derived(pods, &fresh)),
+                None => out.extend(derived(pods_of(sources), &fresh)),
             },
-            Source::Fresh(pod, ref row) => out.push(fresh(pod, row)),
+            Span::Fresh(pod, row) => out.push(fresh(pod, row)),
         }
     }
     out
@@ -327,10 +381,10 @@ fn copied_column<T: Copy + Send + Sync + 'static>(
 
 /// The rows of `pods` derived from the pods themselves.
 fn derived<'a, T>(
-    pods: &'a [Arc<Pod>],
+    pods: impl Iterator<Item = &'a Arc<Pod>> + 'a,
     fresh: &'a impl Fn(&Arc<Pod>, &TaskRow) -> T,
 ) -> impl Iterator<Item = T> + 'a {
-    pods.iter().map(|pod| fresh(pod, &TaskRow::lent(pod)))
+    pods.map(|pod| fresh(pod, &TaskRow::lent(pod)))
 }
 
 /// The task table's columns from `sources`, all at once on the pool. `node_ids` maps the
@@ -363,6 +417,7 @@ pub(super) fn task_columns(
         }
     };
     let rows = Rows::of(sources);
+    let spans = &Span::of(sources)[..];
     let mut t = TaskTable::default();
     let best_effort = earlier!(best_effort);
     let node = earlier!(node);
@@ -389,7 +444,7 @@ pub(super) fn task_columns(
             ($($field:ident),*) => {$(
                 s.spawn(|_| {
                     let value = |_: &Arc<Pod>, r: &TaskRow| Clone::clone(&r.$field);
-                    t.$field = column(sources, rows, $field, identity, value, unused)
+                    t.$field = column(spans, rows, $field, identity, value, unused)
                 });
             )*};
         }
@@ -397,7 +452,7 @@ pub(super) fn task_columns(
             ($($field:ident),*) => {$(
                 s.spawn(|_| {
                     let value = |_: &Arc<Pod>, r: &TaskRow| r.$field;
-                    t.$field = copied_column(sources, rows, $field, None, value, unused)
+                    t.$field = copied_column(spans, rows, $field, None, value, unused)
                 });
             )*};
         }
@@ -416,15 +471,15 @@ pub(super) fn task_columns(
         );
         s.spawn(|_| {
             let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
-            t.best_effort = copied_column(sources, rows, best_effort, None, empty, unused)
+            t.best_effort = copied_column(spans, rows, best_effort, None, empty, unused)
         });
         s.spawn(|_| {
             let carry_node =
                 node_ids.map(|ids| move |n: Option<NodeId>| n.and_then(|n| ids[n.idx()]));
             let carry = carry_node.as_ref().map(|c| c as &(dyn Fn(_) -> _ + Sync));
-            t.node = copied_column(sources, rows, node, carry, node_of, unused)
+            t.node = copied_column(spans, rows, node, carry, node_of, unused)
         });
-        s.spawn(|_| t.pod = column(sources, rows, pod, identity, |p, _| Arc::clone(p), unused));
+        s.spawn(|_| t.pod = column(spans, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
     t
 }
@@ -500,15 +555,16 @@ mod tests {
             },
         ];
         let rows = Rows::of(&sources);
+        let spans = Span::of(&sources);
         let fresh = |_: &Arc<Pod>, _: &TaskRow| -1;
         let earlier = || EarlierColumn::Owned(vec![10, 11, 12, 13]);
-        let plain = copied_column(&sources, rows, earlier(), None, fresh, &unused);
+        let plain = copied_column(&spans, rows, earlier(), None, fresh, &unused);
         assert_eq!(plain, [12, 13, -1, 10, -1], "out of range: derived again");
         let double = |v: i32| v * 2;
-        let carried = copied_column(&sources, rows, earlier(), Some(&double), fresh, &unused);
+        let carried = copied_column(&spans, rows, earlier(), Some(&double), fresh, &unused);
         assert_eq!(carried, [24, 26, -1, 20, -1]);
         let shared = copied_column(
-            &sources,
+            &spans,
             rows,
             EarlierColumn::Shared(&[10, 11, 12, 13]),
             None,
@@ -516,6 +572,52 @@ mod tests {
             &unused,
         );
         assert_eq!(shared, plain);
+    }
+
+    #[test]
+    fn earlier_sources_with_consecutive_rows_are_one_run_and_derived_together_when_out_of_range() {
+        let pods = pods(6);
+        let earlier = |start, range: std::ops::Range<usize>| Source::Earlier {
+            start,
+            pods: &pods[range],
+        };
+        let sources = [
+            earlier(0, 0..2),
+            earlier(2, 2..3),
+            Source::Fresh(&pods[3], TaskRow::lent(&pods[3])),
+            earlier(3, 4..5),
+            earlier(5, 5..6),
+        ];
+        let spans = Span::of(&sources);
+        let shape: Vec<(usize, usize, usize)> = spans
+            .iter()
+            .map(|span| match span {
+                Span::Earlier {
+                    start,
+                    len,
+                    sources,
+                } => (*start, *len, sources.len()),
+                Span::Fresh(..) => (usize::MAX, 1, 0),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [(0, 3, 2), (usize::MAX, 1, 0), (3, 1, 1), (5, 1, 1)],
+            "a fresh source and a gap in the rows end a run"
+        );
+        let unused = Mutex::new(Released::default());
+        let rows = Rows::of(&sources);
+        let fresh = |_: &Arc<Pod>, _: &TaskRow| -1;
+        let short = || EarlierColumn::Owned(vec![10, 11]);
+        let column = copied_column(&spans, rows, short(), None, fresh, &unused);
+        assert_eq!(
+            column,
+            [-1, -1, -1, -1, -1, -1],
+            "past the end: every pod derived"
+        );
+        let owned = || EarlierColumn::Owned((10..16).collect());
+        let column = copied_column(&spans, rows, owned(), None, fresh, &unused);
+        assert_eq!(column, [10, 11, 12, -1, 13, 15]);
     }
 
     #[test]
