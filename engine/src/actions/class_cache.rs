@@ -8,7 +8,7 @@
 //! fit, then the highest score, ties to the first node in table order.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
@@ -335,18 +335,22 @@ impl ClassCache {
     /// Brings the carried classes of `tasks`' signatures up to date, all at once on the pool.
     /// Each would otherwise be revived when its first task comes up, one after another, its
     /// re-ranked nodes written into its order on the calling thread: a steady cycle revives
-    /// every class, each with thousands of nodes changed since. A class founded by a task whose
-    /// pre-predicates fail, or that comes back refused or mostly stale, is left to `class_of`.
+    /// every class, each with thousands of nodes changed since. A signature whose first task is
+    /// not eligible or fails its pre-predicates, and a class that comes back refused or mostly
+    /// stale, is left to `class_of`.
     pub fn revive(&mut self, ssn: &Session, tasks: impl IntoIterator<Item = TaskId>) {
         let Some(carried) = self.carried.as_mut() else {
             return;
         };
+        // Each signature is looked at once, with its first task: the rest of a signature whose
+        // first task may not found its class are many (a contended cycle has 200k pending).
         let signatures = &ssn.state.snap.tasks.signature;
+        let mut considered: HashSet<SignatureId, FixedState> = HashSet::default();
         let mut founders: Vec<(SignatureId, TaskId)> = Vec::new();
         for t in tasks {
             let signature = signatures[t.idx()];
             if carried.has(signature)
-                && !founders.iter().any(|&(s, _)| s == signature)
+                && considered.insert(signature)
                 && eligible(ssn, t)
                 && ssn.pre_predicate(t).is_ok()
             {
