@@ -574,8 +574,8 @@ impl Scheduler {
             batch.events.push(EventWrite {
                 object: self.raw.object_ref(kind, ns, name),
                 type_: e.type_,
-                reason: e.reason.clone(),
-                message: e.message.clone(),
+                reason: e.reason.to_string(),
+                message: e.message.to_string(),
             });
         }
         self.metrics

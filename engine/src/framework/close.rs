@@ -158,8 +158,8 @@ impl Session {
         };
         // Built only for an event: most jobs at close have none.
         let pg_object = || EventObject::PodGroup {
-            namespace: ns.to_string(),
-            name: name.to_string(),
+            namespace: ns.clone(),
+            name: name.clone(),
         };
         let mut event = None;
         if matches!(&*status.phase, "Unknown" | "Pending" | "Inqueue") {
@@ -172,7 +172,8 @@ impl Session {
                     "{pending}/{} tasks in gang unschedulable: {}",
                     snap.jobs.tasks[j.idx()].len(),
                     fit()
-                ),
+                )
+                .into(),
             });
         } else if changed {
             event = Some(Event {

@@ -24,12 +24,12 @@ pub(crate) fn record(
     let jobs = &ssn.snap.jobs;
     ssn.record_event(Event {
         object: EventObject::PodGroup {
-            namespace: jobs.namespace[j.idx()].to_string(),
-            name: jobs.name[j.idx()].to_string(),
+            namespace: jobs.namespace[j.idx()].clone(),
+            name: jobs.name[j.idx()].clone(),
         },
         type_: "Normal",
-        reason: "Unschedulable".to_string(),
-        message: format_resource_names(prefix, verb, names),
+        reason: "Unschedulable".into(),
+        message: format_resource_names(prefix, verb, names).into(),
     });
 }
 
