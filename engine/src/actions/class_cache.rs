@@ -370,10 +370,17 @@ impl ClassCache {
             .collect();
         for (signature, class) in revived {
             if let Some(class) = class {
-                self.by_signature.insert(signature, self.classes.len());
-                self.classes.push((signature, class));
+                self.add(signature, class);
             }
         }
+    }
+
+    /// Adds `class` as the class of `signature`; its index.
+    fn add(&mut self, signature: SignatureId, class: Class) -> usize {
+        let id = self.classes.len();
+        self.by_signature.insert(signature, id);
+        self.classes.push((signature, class));
+        id
     }
 
     /// The task's class, or `None` when it must take the plain path (caches disabled, node
@@ -389,15 +396,12 @@ impl ClassCache {
             if let Some(&id) = self.by_signature.get(&signature) {
                 return id;
             }
-            let id = self.classes.len();
-            self.by_signature.insert(signature, id);
             let revived = self.carried.as_mut().and_then(|carried| {
                 let (class, stale) = carried.class(signature)?;
                 class.revived(ssn, t, stale)
             });
             let class = revived.unwrap_or_else(|| Class::new(ssn, t));
-            self.classes.push((signature, class));
-            id
+            self.add(signature, class)
         });
         self.task_class[t.idx()] = class.map_or(PLAIN, |c| c as u32);
         class

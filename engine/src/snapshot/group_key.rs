@@ -8,8 +8,9 @@
 use std::borrow::Borrow;
 use std::hash::{Hash, Hasher};
 
-/// Longest name kept inline (`job-000123` and the like are far shorter).
-const INLINE: usize = 30;
+/// Longest name kept inline: Volcano's own PodGroup names fit, `podgroup-<owner UID>` (45
+/// bytes) and a job's `<job>-<job UID>` for names up to 25 characters; a key is 64 bytes.
+const INLINE: usize = 62;
 
 /// The bytes of a PodGroup name. Lookups go by `&[u8]` (`Borrow`), hashed as the bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]

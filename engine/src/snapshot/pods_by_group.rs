@@ -146,11 +146,7 @@ impl PodsByGroup {
             self.namespaces.insert(namespace.clone(), Groups::default());
         }
         let groups = self.namespaces.get_mut(namespace).expect("inserted above");
-        let name = group_name(pod);
-        if !groups.contains_key(name.as_bytes()) {
-            groups.insert(GroupKey::new(name), Vec::new());
-        }
-        groups.get_mut(name.as_bytes()).expect("inserted above")
+        groups.entry(GroupKey::new(group_name(pod))).or_default()
     }
 }
 
