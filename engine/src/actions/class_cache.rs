@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use smallvec::{SmallVec, smallvec};
 
 use super::class_carryover::{Carried, CarriedClass, CarriedClasses, mostly_stale};
-use super::node_search::allocate_predicate;
+use super::node_search::{allocate_predicate, allocate_predicate_nodes};
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
 use crate::model::{DimDefault, NodeId, TaskId};
 use crate::snapshot::SignatureId;
@@ -138,6 +138,10 @@ pub struct ClassCache {
 /// spent more on setting up each scorer than on scoring.
 const SCORE_BATCH: usize = 256;
 
+/// Nodes checked by one `predicate_nodes` call when a class ranks many: a predicate plugin with
+/// shared state reads it once a batch.
+const CHECK_BATCH: usize = 256;
+
 /// Ranks of some nodes, in their order; one inline, as after a placement.
 type Ranks = SmallVec<[Rank; 1]>;
 
@@ -158,11 +162,13 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<R
         };
         return Some(smallvec![rank]);
     }
-    let check = |&n: &NodeId| feasible_group(ssn, t, n);
     let checked: Vec<Result<u8, FitError>> = if parallel {
-        nodes.par_iter().map(check).collect()
+        nodes
+            .par_chunks(CHECK_BATCH)
+            .flat_map_iter(|batch| feasible_groups(ssn, t, batch))
+            .collect()
     } else {
-        nodes.iter().map(check).collect()
+        feasible_groups(ssn, t, nodes)
     };
     let feasible: Vec<NodeId> = nodes
         .iter()
@@ -194,11 +200,25 @@ fn ranks(ssn: &Session, t: TaskId, nodes: &[NodeId], parallel: bool) -> Option<R
 /// predicates.
 fn feasible_group(ssn: &Session, t: TaskId, n: NodeId) -> Result<u8, FitError> {
     allocate_predicate(ssn, t, n)?;
+    Ok(idle_group(ssn, t, n))
+}
+
+/// `feasible_group` of each of `nodes`, in order, the predicate plugins asked all at once.
+fn feasible_groups(ssn: &Session, t: TaskId, nodes: &[NodeId]) -> Vec<Result<u8, FitError>> {
+    allocate_predicate_nodes(ssn, t, nodes)
+        .into_iter()
+        .zip(nodes)
+        .map(|(passed, &n)| passed.map(|()| idle_group(ssn, t, n)))
+        .collect()
+}
+
+/// 0 when `t` fits node `n`'s idle now, 1 when it fits only once releasing resources are freed.
+fn idle_group(ssn: &Session, t: TaskId, n: NodeId) -> u8 {
     let fits_idle = ssn
         .state
         .resreq(t)
         .less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero);
-    Ok(if fits_idle { 0 } else { 1 })
+    if fits_idle { 0 } else { 1 }
 }
 
 /// Node-order plus batch score of each of `nodes` for `t`; `None` when a batch scorer refuses.

@@ -82,6 +82,29 @@ pub fn allocate_predicate(ssn: &Session, task: TaskId, node: NodeId) -> Result<(
     predicate_for_allocate(ssn, task, node)
 }
 
+/// `allocate_predicate` for each of `nodes`, in order, the plugins asked a batch at a time.
+pub fn allocate_predicate_nodes(
+    ssn: &Session,
+    task: TaskId,
+    nodes: &[NodeId],
+) -> Vec<Result<(), FitError>> {
+    let mut results: Vec<Result<(), FitError>> = nodes
+        .iter()
+        .map(|&n| fits_future_idle(ssn, task, n))
+        .collect();
+    let fitting: Vec<NodeId> = nodes
+        .iter()
+        .zip(&results)
+        .filter(|(_, r)| r.is_ok())
+        .map(|(&n, _)| n)
+        .collect();
+    let mut answers = ssn.predicate_nodes(task, &fitting).into_iter();
+    for r in results.iter_mut().filter(|r| r.is_ok()) {
+        *r = answers.next().unwrap_or(Ok(()));
+    }
+    results
+}
+
 /// The resource part of a placement predicate: the task fits the node's future idle, else
 /// "Insufficient <first missing resource>".
 pub fn fits_future_idle(ssn: &Session, task: TaskId, node: NodeId) -> Result<(), FitError> {

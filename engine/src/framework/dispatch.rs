@@ -111,6 +111,36 @@ impl Session {
         Ok(())
     }
 
+    /// `predicate` for each of `nodes`, in order, asked a plugin at a time: each plugin sees the
+    /// nodes every plugin before it passed, so every node gets the error `predicate` gives it.
+    pub fn predicate_nodes(&self, task: TaskId, nodes: &[NodeId]) -> Vec<Result<(), FitError>> {
+        let mut results: Vec<Result<(), FitError>> = vec![Ok(()); nodes.len()];
+        let mut passing: Vec<usize> = (0..nodes.len()).collect();
+        for (_, p) in self.enabled(Point::Predicate) {
+            if passing.is_empty() {
+                break;
+            }
+            let asked: Vec<NodeId> = passing.iter().map(|&i| nodes[i]).collect();
+            let mut answers = p.predicate_nodes(&self.state, task, &asked);
+            if answers.len() != asked.len() {
+                // A batch that does not answer every node is not trusted: asked node by node.
+                answers = asked
+                    .iter()
+                    .map(|&n| p.predicate(&self.state, task, n))
+                    .collect();
+            }
+            let mut answers = answers.into_iter();
+            passing.retain(|&i| match answers.next() {
+                Some(Err(e)) => {
+                    results[i] = Err(e);
+                    false
+                }
+                Some(Ok(())) | None => true,
+            });
+        }
+        results
+    }
+
     /// NodeOrder: the sum of every plugin's score; the first error aborts with 0.
     pub fn node_order(&self, task: TaskId, node: NodeId) -> f64 {
         let mut sum = 0.0;
@@ -409,5 +439,80 @@ impl Session {
         self.enabled(Point::HyperNodeGradient)
             .find_map(|(_, p)| p.hyper_node_gradient_for_sub_job(&self.state, sj, hn, purpose))
             .unwrap_or_else(|| vec![vec![hn]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::framework::{FitError, Plugin, SessionState, Status, StatusCode};
+    use crate::harness::Harness;
+    use crate::model::{NodeId, TaskId};
+
+    /// Refuses nodes `n1` and `n3`; its batch answer leaves nodes out, so it must not be used.
+    struct RefusesOdd;
+
+    impl Plugin for RefusesOdd {
+        fn name(&self) -> &str {
+            "refuses-odd"
+        }
+
+        fn predicate(&self, ssn: &SessionState, _: TaskId, node: NodeId) -> Result<(), FitError> {
+            match &*ssn.snap.nodes.name[node.idx()] {
+                "n1" | "n3" => Err(FitError {
+                    statuses: vec![Status {
+                        code: StatusCode::Unschedulable,
+                        reason: "odd".into(),
+                    }]
+                    .into(),
+                }),
+                _ => Ok(()),
+            }
+        }
+
+        fn predicate_nodes(
+            &self,
+            _: &SessionState,
+            _: TaskId,
+            _: &[NodeId],
+        ) -> Vec<Result<(), FitError>> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn a_batch_of_nodes_gets_each_node_the_error_of_the_first_plugin_that_refuses_it() {
+        let conf =
+            "actions: allocate\ntiers:\n- plugins:\n  - name: refuses-odd\n  - name: predicates\n";
+        let ssn = Harness::new(conf)
+            .with_plugin("refuses-odd", |_| Ok(Box::new(RefusesOdd)))
+            .queue("q", 1)
+            .node("n1", "4", "8Gi", &[("zone", "a")])
+            .node("n2", "4", "8Gi", &[("zone", "a")])
+            .node("n3", "4", "8Gi", &[("zone", "b")])
+            .node("n4", "4", "8Gi", &[("zone", "b")])
+            .node("n5", "4", "8Gi", &[("zone", "a")])
+            .pod_group("ns", "pg", "q", 1)
+            .manifests(
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns, uid: p, annotations: {scheduling.k8s.io/group-name: pg}}\nspec: {schedulerName: volcano, nodeSelector: {zone: a}, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\nstatus: {phase: Pending}\n",
+            )
+            .open()
+            .unwrap();
+        let t = ssn.state.snap.task_id("ns/p").unwrap();
+        ssn.pre_predicate(t).unwrap();
+        let nodes: Vec<NodeId> = ssn.state.snap.nodes.ids().collect();
+        let one_by_one: Vec<_> = nodes.iter().map(|&n| ssn.predicate(t, n)).collect();
+        assert_eq!(ssn.predicate_nodes(t, &nodes), one_by_one);
+        let reasons: Vec<String> = one_by_one
+            .iter()
+            .map(|r| match r {
+                Ok(()) => "ok".to_string(),
+                Err(e) => e.statuses[0].reason.to_string(),
+            })
+            .collect();
+        assert_eq!(reasons[0], "odd", "refuses-odd comes first in the tier");
+        assert_eq!(reasons[1], "ok");
+        assert_eq!(reasons[2], "odd");
+        assert_ne!(reasons[3], "ok", "the node selector refuses n4");
+        assert_eq!(reasons[4], "ok");
     }
 }

@@ -62,6 +62,21 @@ pub trait Plugin: Send + Sync {
     fn predicate(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Result<(), FitError> {
         Ok(())
     }
+    /// Predicate over a batch of nodes, one answer per node in order: a scan of many nodes asks
+    /// in batches, so a plugin whose predicate reads shared state may read it once a batch
+    /// (threads scanning together would otherwise contend on it node by node). Must answer
+    /// exactly as `predicate` does node by node, which the default asks.
+    fn predicate_nodes(
+        &self,
+        ssn: &SessionState,
+        task: TaskId,
+        nodes: &[NodeId],
+    ) -> Vec<Result<(), FitError>> {
+        nodes
+            .iter()
+            .map(|&n| self.predicate(ssn, task, n))
+            .collect()
+    }
     /// NodeOrder: a score for one node (`None`: not registered).
     fn node_order(
         &self,
