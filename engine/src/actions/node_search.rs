@@ -92,16 +92,7 @@ pub fn allocate_predicate_nodes(
         .iter()
         .map(|&n| fits_future_idle(ssn, task, n))
         .collect();
-    let fitting: Vec<NodeId> = nodes
-        .iter()
-        .zip(&results)
-        .filter(|(_, r)| r.is_ok())
-        .map(|(&n, _)| n)
-        .collect();
-    let mut answers = ssn.predicate_nodes(task, &fitting).into_iter();
-    for r in results.iter_mut().filter(|r| r.is_ok()) {
-        *r = answers.next().unwrap_or(Ok(()));
-    }
+    ssn.predicate_passing(task, nodes, &mut results);
     results
 }
 

@@ -111,16 +111,25 @@ impl Session {
         Ok(())
     }
 
-    /// `predicate` for each of `nodes`, in order, asked a plugin at a time: each plugin sees the
-    /// nodes every plugin before it passed, so every node gets the error `predicate` gives it.
-    pub fn predicate_nodes(&self, task: TaskId, nodes: &[NodeId]) -> Vec<Result<(), FitError>> {
-        let mut results: Vec<Result<(), FitError>> = vec![Ok(()); nodes.len()];
-        let mut passing: Vec<usize> = (0..nodes.len()).collect();
+    /// `predicate` for each of `nodes` whose result is still `Ok`, written over that result,
+    /// asked a plugin at a time: each plugin sees the nodes every check before it passed, so
+    /// every node ends with the error `predicate` gives it (or an earlier check's).
+    pub fn predicate_passing(
+        &self,
+        task: TaskId,
+        nodes: &[NodeId],
+        results: &mut [Result<(), FitError>],
+    ) {
         for (_, p) in self.enabled(Point::Predicate) {
-            if passing.is_empty() {
+            let asked: Vec<NodeId> = nodes
+                .iter()
+                .zip(results.iter())
+                .filter(|(_, r)| r.is_ok())
+                .map(|(&n, _)| n)
+                .collect();
+            if asked.is_empty() {
                 break;
             }
-            let asked: Vec<NodeId> = passing.iter().map(|&i| nodes[i]).collect();
             let mut answers = p.predicate_nodes(&self.state, task, &asked);
             if answers.len() != asked.len() {
                 // A batch that does not answer every node is not trusted: asked node by node.
@@ -129,16 +138,10 @@ impl Session {
                     .map(|&n| p.predicate(&self.state, task, n))
                     .collect();
             }
-            let mut answers = answers.into_iter();
-            passing.retain(|&i| match answers.next() {
-                Some(Err(e)) => {
-                    results[i] = Err(e);
-                    false
-                }
-                Some(Ok(())) | None => true,
-            });
+            for (r, answer) in results.iter_mut().filter(|r| r.is_ok()).zip(answers) {
+                *r = answer;
+            }
         }
-        results
     }
 
     /// NodeOrder: the sum of every plugin's score; the first error aborts with 0.
@@ -501,7 +504,9 @@ mod tests {
         ssn.pre_predicate(t).unwrap();
         let nodes: Vec<NodeId> = ssn.state.snap.nodes.ids().collect();
         let one_by_one: Vec<_> = nodes.iter().map(|&n| ssn.predicate(t, n)).collect();
-        assert_eq!(ssn.predicate_nodes(t, &nodes), one_by_one);
+        let mut batch = vec![Ok(()); nodes.len()];
+        ssn.predicate_passing(t, &nodes, &mut batch);
+        assert_eq!(batch, one_by_one);
         let reasons: Vec<String> = one_by_one
             .iter()
             .map(|r| match r {
