@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{
-    Bind, ClosedSession, Decisions, Event, EventObject, Eviction, Pipelined, PodConditionUpdate,
-    PodGroupUpdate, QueueUpdate, Session,
+    Bind, ClosedSession, Decisions, Event, EventObject, Eviction, JobConditions, Pipelined,
+    PodConditionUpdate, PodGroupUpdate, QueueUpdate, Session,
 };
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
 use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
@@ -137,15 +137,16 @@ impl Session {
 
     /// The job status updater for one job: its event, its tasks' conditions, its PodGroup with
     /// the job's `conditions`.
-    fn close_job(&self, j: JobId, conditions: Vec<PodGroupCondition>) -> JobClose {
+    fn close_job(&self, j: JobId, conditions: JobConditions) -> JobClose {
         let snap = &self.state.snap;
-        let status = self.pod_group_status(j, conditions);
+        let conditions_changed = !conditions.unchanged();
+        let status = self.pod_group_status(j, conditions.into_list());
         let old = &snap.jobs.podgroup[j.idx()].status;
         let changed = status.phase != old.phase
             || status.running != old.running
             || status.failed != old.failed
             || status.succeeded != old.succeeded
-            || conditions_changed(&status.conditions, &old.conditions);
+            || conditions_changed;
         let ns = snap.jobs.namespace[j.idx()].clone();
         let name = snap.jobs.name[j.idx()].clone();
         // Built only when a message needs it: most jobs at close are running fine. Shared by
@@ -317,24 +318,6 @@ impl Session {
             }
         }
     }
-}
-
-/// Conditions compared by position, ignoring transition time and transition ID.
-fn conditions_changed(new: &[PodGroupCondition], old: &[PodGroupCondition]) -> bool {
-    new.len() != old.len()
-        || new.iter().zip(old).any(|(n, o)| {
-            !same_text(&n.type_, &o.type_)
-                || !same_text(&n.status, &o.status)
-                || !same_text(&n.reason, &o.reason)
-                || !same_text(&n.message, &o.message)
-        })
-}
-
-/// Equal texts; the very same one (a constant the session wrote last time too, or two empty
-/// strings) without comparing bytes. Close compares every job's conditions with its PodGroup's,
-/// four texts each, and a byte comparison per text was a quarter of a steady close.
-fn same_text(a: &str, b: &str) -> bool {
-    (a.len() == b.len() && std::ptr::eq(a.as_ptr(), b.as_ptr())) || a == b
 }
 
 /// `ConvertRes2ResList`: cpu as millicores, memory and `pods` whole, other scalars milli.

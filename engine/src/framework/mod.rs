@@ -9,6 +9,7 @@ mod event;
 mod eviction;
 mod fit_error;
 mod fit_message;
+mod job_conditions;
 mod node_accounts;
 mod node_failures;
 mod options;
@@ -30,6 +31,7 @@ pub use decisions::{
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};
 pub use fit_error::{FitError, FitErrors, Status, StatusCode};
+pub use job_conditions::JobConditions;
 pub use node_failures::NodeFailures;
 pub use options::{NodeSampling, SessionOptions};
 pub use plugin::{Plugin, PluginBuilder};

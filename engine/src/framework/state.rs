@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeColumns};
-use super::{Event, FitErrors, SessionOptions};
+use super::{Event, FitErrors, JobConditions, SessionOptions};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
@@ -71,7 +71,7 @@ pub struct SessionState {
     /// a sixth of a steady `large` open and close.
     job_phase: Vec<Option<&'static str>>,
     /// The PodGroup conditions this session set (`set_job_conditions`).
-    job_conditions: Vec<Option<Vec<PodGroupCondition>>>,
+    job_conditions: Vec<Option<JobConditions>>,
     /// `job.NodesFitErrors`: per task, why it could not be placed this session.
     pub job_fit_errors: Vec<BTreeMap<TaskId, FitErrors>>,
     /// `job.JobFitErrors`: a job-level message.
@@ -465,39 +465,41 @@ impl SessionState {
     /// Job `j`'s PodGroup conditions as this session leaves them.
     pub fn job_conditions(&self, j: JobId) -> &[PodGroupCondition] {
         match &self.job_conditions[j.idx()] {
-            Some(set) => set,
+            Some(set) => set.list(),
             None => &self.snap.jobs.podgroup[j.idx()].status.conditions,
         }
     }
 
     /// `UpdatePodGroupCondition`: job `j`'s conditions with `c` in place of the first of its
     /// type, or appended (`set_job_conditions` keeps them).
-    pub fn job_conditions_with(&self, j: JobId, c: PodGroupCondition) -> Vec<PodGroupCondition> {
-        let old = self.job_conditions(j);
-        let mut new = Vec::with_capacity(old.len() + 1);
-        let mut c = Some(c);
-        for x in old {
-            match c.take_if(|c| c.type_ == x.type_) {
-                Some(c) => new.push(c),
-                None => new.push(x.clone()),
-            }
+    pub fn job_conditions_with(&self, j: JobId, c: PodGroupCondition) -> JobConditions {
+        let pod_group = &self.snap.jobs.podgroup[j.idx()].status.conditions;
+        match &self.job_conditions[j.idx()] {
+            None => JobConditions::with(j, pod_group, c),
+            // Still the PodGroup's: what changes from them changes from the PodGroup's.
+            Some(set) if set.unchanged() => JobConditions::with(j, set.list(), c),
+            Some(set) => JobConditions::with(j, set.list(), c).compared_with(pod_group),
         }
-        new.extend(c);
-        new
     }
 
-    /// Sets job `j`'s PodGroup conditions for the rest of the session.
-    pub fn set_job_conditions(&mut self, j: JobId, conditions: Vec<PodGroupCondition>) {
+    /// Sets a job's PodGroup conditions for the rest of the session.
+    pub fn set_job_conditions(&mut self, conditions: JobConditions) {
+        let j = conditions.job();
         self.job_conditions[j.idx()] = Some(conditions);
     }
 
     /// Every job's conditions, moved out for the job status updater at close.
-    pub(super) fn take_job_conditions(&mut self) -> Vec<Vec<PodGroupCondition>> {
+    pub(super) fn take_job_conditions(&mut self) -> Vec<JobConditions> {
         let set = std::mem::take(&mut self.job_conditions);
         let podgroups = &self.snap.jobs.podgroup;
         set.into_par_iter()
             .zip(podgroups.par_iter())
-            .map(|(set, pg)| set.unwrap_or_else(|| pg.status.conditions.clone()))
+            .enumerate()
+            .map(|(j, (set, pg))| {
+                set.unwrap_or_else(|| {
+                    JobConditions::of_pod_group(JobId(j as u32), &pg.status.conditions)
+                })
+            })
             .collect()
     }
 
@@ -677,9 +679,10 @@ impl SessionState {
 
 #[cfg(test)]
 mod tests {
-    use crate::api::{PodGroup, PodGroupCondition};
     use std::borrow::Cow;
 
+    use super::SessionState;
+    use crate::api::{PodGroup, PodGroupCondition};
     use crate::harness::Harness;
     use crate::model::{Dim, JobId, NodeId, ResourceName, SubJobId, TaskStatus};
 
@@ -756,17 +759,62 @@ mod tests {
         assert_eq!(st.job_phase(j), "Running");
         assert_eq!(st.job_conditions(j), pg.status.conditions.as_slice());
         let replaced = st.job_conditions_with(j, cond("Scheduled", "new"));
-        let messages: Vec<&str> = replaced.iter().map(|c| c.message.as_str()).collect();
+        let messages: Vec<&str> = replaced.list().iter().map(|c| c.message.as_str()).collect();
         assert_eq!(messages, ["new", "u", "second"]);
         let appended = st.job_conditions_with(j, cond("Other", "o"));
-        assert_eq!(appended.len(), 4);
-        assert_eq!(appended[3].message, "o");
-        st.set_job_conditions(j, replaced.clone());
+        assert_eq!(appended.list().len(), 4);
+        assert_eq!(appended.list()[3].message, "o");
+        st.set_job_conditions(replaced.clone());
         st.set_job_phase(j, "Inqueue");
         assert_eq!(
             (st.job_conditions(j), st.job_phase(j)),
-            (replaced.as_slice(), "Inqueue")
+            (replaced.list(), "Inqueue")
         );
         assert_eq!(st.take_job_conditions(), vec![replaced]);
+    }
+
+    #[test]
+    fn set_conditions_know_whether_they_still_equal_the_podgroups_apart_from_transitions() {
+        let cond = |type_: &'static str, message: &str, transition: &str| PodGroupCondition {
+            type_: type_.into(),
+            message: message.into(),
+            transition_id: transition.into(),
+            ..Default::default()
+        };
+        let mut pg: PodGroup = Harness::parse(
+            "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Running}",
+        );
+        pg.status.conditions = vec![
+            cond("Scheduled", "ready", "cycle-1"),
+            cond("Other", "o", ""),
+        ];
+        let open = || {
+            Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
+                .queue("q", 1)
+                .pod_group_object(pg.clone())
+                .open()
+                .unwrap()
+        };
+        let j = JobId(0);
+        let mut untouched = open();
+        let kept = untouched.state.take_job_conditions();
+        assert_eq!(kept[0].list(), pg.status.conditions.as_slice());
+        assert!(kept[0].unchanged(), "a job the session set nothing on");
+        let mut ssn = open();
+        let st = &mut ssn.state;
+        let same = |st: &SessionState, message: &str| {
+            st.job_conditions_with(j, cond("Scheduled", message, "cycle-2"))
+                .unchanged()
+        };
+        assert!(same(st, "ready"), "only the transition ID differs");
+        assert!(!same(st, "not ready"));
+        assert!(!st.job_conditions_with(j, cond("New", "", "")).unchanged());
+        st.set_job_conditions(st.job_conditions_with(j, cond("Scheduled", "not ready", "c")));
+        assert!(
+            !same(st, "not ready"),
+            "set conditions differ from the PodGroup's"
+        );
+        assert!(same(st, "ready"), "set back to the PodGroup's");
+        assert!(!st.take_job_conditions()[0].unchanged());
     }
 }

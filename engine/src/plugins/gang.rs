@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::api::PodGroupCondition;
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{EvictionContext, JobInvalid, Plugin, SessionState, Vote};
+use crate::framework::{EvictionContext, JobConditions, JobInvalid, Plugin, SessionState, Vote};
 use crate::model::{JobId, SubJobId, TaskId, TaskStatus};
 
 /// The plugin (no arguments).
@@ -140,17 +140,15 @@ impl Plugin for Gang {
         // Each job's condition reads only the session; they are worked out on the pool (a
         // contended cycle leaves tens of thousands of jobs with a message to format) and set in
         // job order.
-        let conditions: Vec<Option<Vec<PodGroupCondition>>> = (0..ssn.snap.jobs.len() as u32)
+        let conditions: Vec<JobConditions> = (0..ssn.snap.jobs.len() as u32)
             .into_par_iter()
-            .map(|j| {
+            .filter_map(|j| {
                 let j = JobId(j);
                 job_condition(ssn, j).map(|c| ssn.job_conditions_with(j, c))
             })
             .collect();
-        for (j, conditions) in conditions.into_iter().enumerate() {
-            if let Some(conditions) = conditions {
-                ssn.set_job_conditions(JobId(j as u32), conditions);
-            }
+        for conditions in conditions {
+            ssn.set_job_conditions(conditions);
         }
     }
 }
