@@ -11,6 +11,7 @@ use super::{
 };
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
 use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
+use crate::snapshot::PodGroupCounts;
 
 /// What closing one job adds to the decisions.
 struct JobClose {
@@ -114,7 +115,8 @@ impl Session {
                 .iter()
                 .filter(|t| st.task_status[t.idx()] == Releasing && st.task_node[t.idx()].is_some())
                 .count() as u32;
-            if scheduled as i32 >= st.snap.jobs.podgroup[j.idx()].spec.min_member {
+            // `min_available` is `minMember` floored at 0, the same test for a count.
+            if scheduled as i32 >= st.snap.jobs.min_available[j.idx()] {
                 if scheduled == completed {
                     "Completed"
                 } else {
@@ -141,11 +143,14 @@ impl Session {
         let snap = &self.state.snap;
         let conditions_changed = !conditions.unchanged();
         let status = self.pod_group_status(j, conditions.into_list());
-        let old = &snap.jobs.podgroup[j.idx()].status;
-        let changed = status.phase != old.phase
-            || status.running != old.running
-            || status.failed != old.failed
-            || status.succeeded != old.succeeded
+        // Compared with the job table's copy of the PodGroup's status where it has one: the
+        // PodGroups of a long-running cluster lie scattered over the heap.
+        let phase_changed = match snap.jobs.phase[j.idx()] {
+            Some(phase) => status.phase != phase,
+            None => status.phase != snap.jobs.podgroup[j.idx()].status.phase,
+        };
+        let changed = phase_changed
+            || PodGroupCounts::of(&status) != snap.jobs.status_counts[j.idx()]
             || conditions_changed;
         let ns = snap.jobs.namespace[j.idx()].clone();
         let name = snap.jobs.name[j.idx()].clone();
@@ -337,4 +342,49 @@ pub fn to_resource_list(r: &Resource) -> ResourceList {
         }
     }
     l
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::Harness;
+
+    /// A PodGroup `name` reporting `status`, with one pod running on `n1`.
+    fn running_group(name: &str, status: &str) -> String {
+        format!(
+            "- {{kind: PodGroup, metadata: {{name: {name}, namespace: ns}}, spec: {{queue: q, minMember: 1}}, status: {status}}}\n\
+             - {{kind: Pod, metadata: {{name: {name}-0, namespace: ns, uid: u-{name}, annotations: {{scheduling.k8s.io/group-name: {name}}}}}, spec: {{nodeName: n1, schedulerName: volcano, containers: [{{name: c, resources: {{requests: {{cpu: '1'}}}}}}]}}, status: {{phase: Running}}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_pod_group_is_changed_when_its_reported_phase_or_counts_differ_from_the_sessions() {
+        let objects = [
+            running_group("same", "{phase: Running, running: 1}"),
+            running_group("count", "{phase: Running, running: 0}"),
+            running_group("failed", "{phase: Running, running: 1, failed: 1}"),
+            running_group("known", "{phase: Pending, running: 1}"),
+            running_group("other", "{phase: Custom, running: 1}"),
+        ]
+        .concat();
+        let ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: priority\n")
+            .queue("q", 1)
+            .node("n1", "4", "8Gi", &[])
+            .objects(&objects)
+            .open()
+            .unwrap();
+        let marks: Vec<(String, bool)> = ssn
+            .close()
+            .pod_groups
+            .iter()
+            .map(|pg| (pg.name.to_string(), pg.changed))
+            .collect();
+        let expected = [
+            ("count", true),
+            ("failed", true),
+            ("known", true),
+            ("other", true),
+            ("same", false),
+        ];
+        assert_eq!(marks, expected.map(|(n, c)| (n.to_string(), c)));
+    }
 }

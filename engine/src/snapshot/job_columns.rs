@@ -97,6 +97,7 @@ fn push_row(t: &mut JobTable, row: &JobRow, pg: &Arc<PodGroup>, queue: QueueId, 
     t.created.push(row.created);
     t.podgroup.push(Arc::clone(pg));
     t.phase.push(row.phase);
+    t.status_counts.push(row.status_counts);
     t.network_topology.push(row.network_topology.clone());
     t.has_sub_group_policy.push(row.has_sub_group_policy);
     t.min_sub_jobs.push(row.min_sub_jobs.clone());
@@ -120,6 +121,7 @@ macro_rules! row_columns {
             created,
             podgroup,
             phase,
+            status_counts,
             network_topology,
             has_sub_group_policy,
             min_sub_jobs

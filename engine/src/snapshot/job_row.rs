@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::build::{PREEMPTABLE_KEY, parse_go_bool, topology_of};
 use super::few_text::few_text;
 use super::job_columns::UidPrefix;
-use super::jobs::{NetworkTopology, known_phase};
+use super::jobs::{NetworkTopology, PodGroupCounts, known_phase};
 use crate::api::{Lent, PodGroup, Time};
 use crate::model::Resource;
 
@@ -34,6 +34,7 @@ pub(super) struct JobRow {
     pub preemptable: bool,
     pub created: Time,
     pub phase: Option<&'static str>,
+    pub status_counts: PodGroupCounts,
     pub network_topology: Option<NetworkTopology>,
     pub has_sub_group_policy: bool,
     /// `minSubGroups` per policy group id (`<job>/<policy>`).
@@ -73,6 +74,7 @@ impl JobRow {
                 .is_some_and(|v| parse_go_bool(v).unwrap_or(false)),
             created: m.creation_timestamp.unwrap_or_default(),
             phase: known_phase(&pg.status.phase),
+            status_counts: PodGroupCounts::of(&pg.status),
             network_topology: topology_of(&pg.spec.network_topology),
             has_sub_group_policy: !pg.spec.sub_group_policy.is_empty(),
             min_sub_jobs,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::IdLists;
-use crate::api::{PodGroup, Time};
+use crate::api::{PodGroup, PodGroupStatus, Time};
 use crate::model::{JobId, QueueId, Resource, SubJobId, TaskId};
 
 /// `networkTopology.mode`.
@@ -44,6 +44,9 @@ pub struct JobTable {
     /// The PodGroup's `status.phase` when it is one Volcano names (`known_phase`), so the many
     /// reads of a cycle find it in the table; `None` for any other text, read from the PodGroup.
     pub phase: Vec<Option<&'static str>>,
+    /// The PodGroup's `status` task counts, beside `phase` for the same reason: close compares
+    /// every job's new status with them.
+    pub status_counts: Vec<PodGroupCounts>,
     /// Tasks of the job, in table order.
     pub tasks: IdLists<TaskId>,
     pub network_topology: Vec<Option<NetworkTopology>>,
@@ -53,6 +56,25 @@ pub struct JobTable {
     pub sub_jobs: IdLists<SubJobId>,
     /// `minSubGroups` per policy group id (`<job>/<policy>`).
     pub min_sub_jobs: Vec<BTreeMap<String, i32>>,
+}
+
+/// A PodGroup status's task counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodGroupCounts {
+    pub running: i32,
+    pub failed: i32,
+    pub succeeded: i32,
+}
+
+impl PodGroupCounts {
+    /// The counts of `status`.
+    pub fn of(status: &PodGroupStatus) -> PodGroupCounts {
+        PodGroupCounts {
+            running: status.running,
+            failed: status.failed,
+            succeeded: status.succeeded,
+        }
+    }
 }
 
 /// `phase` as a static string when it is a PodGroup phase Volcano names, or empty.

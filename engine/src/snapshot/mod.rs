@@ -34,7 +34,7 @@ pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
 pub use id_lists::IdLists;
 pub use job_row::prepare_job_row;
-pub use jobs::{JobTable, NetworkTopology, SubJobTable, TopologyMode};
+pub use jobs::{JobTable, NetworkTopology, PodGroupCounts, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
 pub use node_refresh::Refreshed;
 pub use node_row::prepare_node_row;
