@@ -4,7 +4,7 @@
 //! Close writes a PodGroup's status only when it changed. Comparing every job's new conditions
 //! with its PodGroup's read each PodGroup's conditions a second time, after gang had just read
 //! them to build the new ones; PodGroups updated over many cycles lie scattered over the heap, so
-//! on a long-running `large` cluster that second read was a third of close.
+//! on a long-running `large` cluster that second read was a fifth of close's CPU.
 
 use crate::api::PodGroupCondition;
 use crate::model::JobId;
