@@ -143,13 +143,9 @@ impl Session {
         let snap = &self.state.snap;
         let conditions_changed = !conditions.unchanged();
         let status = self.pod_group_status(j, conditions.into_list());
-        // Compared with the job table's copy of the PodGroup's status where it has one: the
-        // PodGroups of a long-running cluster lie scattered over the heap.
-        let phase_changed = match snap.jobs.phase[j.idx()] {
-            Some(phase) => status.phase != phase,
-            None => status.phase != snap.jobs.podgroup[j.idx()].status.phase,
-        };
-        let changed = phase_changed
+        // Compared with the job table's copy of the PodGroup's status: the PodGroups of a
+        // long-running cluster lie scattered over the heap.
+        let changed = status.phase != snap.jobs.pod_group_phase(j)
             || PodGroupCounts::of(&status) != snap.jobs.status_counts[j.idx()]
             || conditions_changed;
         let ns = snap.jobs.namespace[j.idx()].clone();

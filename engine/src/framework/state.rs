@@ -449,12 +449,7 @@ impl SessionState {
 
     /// Job `j`'s PodGroup phase as this session leaves it.
     pub fn job_phase(&self, j: JobId) -> &str {
-        let jobs = &self.snap.jobs;
-        // The PodGroup is read only for a phase the table does not name: reading its string for
-        // every job, as an eager fallback does, was a cache miss per job and most of backfill.
-        self.job_phase[j.idx()]
-            .or(jobs.phase[j.idx()])
-            .unwrap_or_else(|| &jobs.podgroup[j.idx()].status.phase)
+        self.job_phase[j.idx()].unwrap_or_else(|| self.snap.jobs.pod_group_phase(j))
     }
 
     /// Sets job `j`'s PodGroup phase for the rest of the session.
@@ -683,6 +678,7 @@ mod tests {
 
     use super::SessionState;
     use crate::api::{PodGroup, PodGroupCondition};
+    use crate::framework::Session;
     use crate::harness::Harness;
     use crate::model::{Dim, JobId, NodeId, ResourceName, SubJobId, TaskStatus};
 
@@ -735,26 +731,43 @@ mod tests {
         assert_eq!(future.scalar(gpu), Some(0.0));
     }
 
-    #[test]
-    fn a_set_condition_replaces_the_first_of_its_type_and_untouched_jobs_keep_the_podgroups() {
-        let cond = |type_: &'static str, message: &str| PodGroupCondition {
+    /// A condition of `type_` with `message`, set in the session `transition`.
+    fn condition(type_: &'static str, message: &str, transition: &str) -> PodGroupCondition {
+        PodGroupCondition {
             type_: type_.into(),
             message: message.into(),
+            transition_id: transition.into(),
             ..Default::default()
-        };
+        }
+    }
+
+    /// A Running PodGroup with `conditions`.
+    fn running_pod_group(conditions: Vec<PodGroupCondition>) -> PodGroup {
         let mut pg: PodGroup = Harness::parse(
             "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Running}",
         );
-        pg.status.conditions = vec![
-            cond("Scheduled", "old"),
-            cond("Unschedulable", "u"),
-            cond("Scheduled", "second"),
-        ];
-        let mut ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
+        pg.status.conditions = conditions;
+        pg
+    }
+
+    /// A session of gang over the one job of `pg`.
+    fn gang_session(pg: &PodGroup) -> Session {
+        Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
             .queue("q", 1)
             .pod_group_object(pg.clone())
             .open()
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn a_set_condition_replaces_the_first_of_its_type_and_untouched_jobs_keep_the_podgroups() {
+        let cond = |type_, message| condition(type_, message, "");
+        let pg = running_pod_group(vec![
+            cond("Scheduled", "old"),
+            cond("Unschedulable", "u"),
+            cond("Scheduled", "second"),
+        ]);
+        let mut ssn = gang_session(&pg);
         let (st, j) = (&mut ssn.state, JobId(0));
         assert_eq!(st.job_phase(j), "Running");
         assert_eq!(st.job_conditions(j), pg.status.conditions.as_slice());
@@ -775,41 +788,28 @@ mod tests {
 
     #[test]
     fn set_conditions_know_whether_they_still_equal_the_podgroups_apart_from_transitions() {
-        let cond = |type_: &'static str, message: &str, transition: &str| PodGroupCondition {
-            type_: type_.into(),
-            message: message.into(),
-            transition_id: transition.into(),
-            ..Default::default()
-        };
-        let mut pg: PodGroup = Harness::parse(
-            "metadata: {name: pg, namespace: ns}\nspec: {queue: q, minMember: 1}\nstatus: {phase: Running}",
-        );
-        pg.status.conditions = vec![
-            cond("Scheduled", "ready", "cycle-1"),
-            cond("Other", "o", ""),
-        ];
-        let open = || {
-            Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n")
-                .queue("q", 1)
-                .pod_group_object(pg.clone())
-                .open()
-                .unwrap()
-        };
+        let pg = running_pod_group(vec![
+            condition("Scheduled", "ready", "cycle-1"),
+            condition("Other", "o", ""),
+        ]);
         let j = JobId(0);
-        let mut untouched = open();
+        let mut untouched = gang_session(&pg);
         let kept = untouched.state.take_job_conditions();
         assert_eq!(kept[0].list(), pg.status.conditions.as_slice());
         assert!(kept[0].unchanged(), "a job the session set nothing on");
-        let mut ssn = open();
+        let mut ssn = gang_session(&pg);
         let st = &mut ssn.state;
         let same = |st: &SessionState, message: &str| {
-            st.job_conditions_with(j, cond("Scheduled", message, "cycle-2"))
+            st.job_conditions_with(j, condition("Scheduled", message, "cycle-2"))
                 .unchanged()
         };
         assert!(same(st, "ready"), "only the transition ID differs");
         assert!(!same(st, "not ready"));
-        assert!(!st.job_conditions_with(j, cond("New", "", "")).unchanged());
-        st.set_job_conditions(st.job_conditions_with(j, cond("Scheduled", "not ready", "c")));
+        assert!(
+            !st.job_conditions_with(j, condition("New", "", ""))
+                .unchanged()
+        );
+        st.set_job_conditions(st.job_conditions_with(j, condition("Scheduled", "not ready", "c")));
         assert!(
             !same(st, "not ready"),
             "set conditions differ from the PodGroup's"
