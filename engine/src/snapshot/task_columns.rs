@@ -4,16 +4,16 @@
 //!
 //! In a steady cluster nine jobs in ten are unchanged from one cycle to the next, and most of the
 //! others lost or gained one pod, so most rows are moved rather than read from 400k scattered pod
-//! memos and their node looked up again.
+//! memos and their node looked up again. The rows that are read from memos are read once, row by
+//! row, and the columns then put together from runs of earlier rows and runs of fresh ones.
 
 use std::cmp::Ordering;
-use std::convert::identity;
 use std::sync::{Arc, Mutex};
 
-use rayon::iter::Either;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
+use super::column_buffers::{ColumnBuffers, emptied, with_headroom};
 use super::task_row::TaskRow;
 use super::{NodeTable, TaskTable, TaskTables};
 use crate::api::{Lent, Pod};
@@ -43,53 +43,47 @@ pub(super) enum Source<'p> {
     Fresh(&'p Arc<Pod>, Lent<'p, TaskRow>),
 }
 
-impl Source<'_> {
-    /// How many rows this source gives.
-    fn rows(&self) -> usize {
-        match self {
-            Source::Earlier { pods, .. } => pods.len(),
-            Source::Fresh(..) => 1,
-        }
-    }
+/// A stretch of the new table's rows: the earlier table's rows `start..start + len`, taken as
+/// they are, or the next `len` of the fresh rows (`fresh_columns`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Piece {
+    Earlier { start: usize, len: usize },
+    Fresh { len: usize },
 }
 
-/// How many rows the sources give, and whether all are fresh.
-#[derive(Clone, Copy)]
-struct Rows {
-    count: usize,
-    all_fresh: bool,
+/// A row not taken from the earlier table: a fresh source's, or one derived again from its pod.
+enum FreshRow<'s, 'p> {
+    Given(&'p Arc<Pod>, &'s TaskRow),
+    Derived(&'p Arc<Pod>),
 }
 
-impl Rows {
-    fn of(sources: &[Source]) -> Rows {
-        Rows {
-            count: sources.iter().map(Source::rows).sum(),
-            all_fresh: sources.iter().all(|s| matches!(s, Source::Fresh(..))),
-        }
-    }
+/// How the new table is put together: its pieces in order, and the rows the fresh pieces take,
+/// in order. Consecutive earlier sources whose rows follow one another are one piece (the 50k
+/// unchanged jobs of a steady large cluster are a few thousand). An owned earlier table gives
+/// its rows up by moving them out, so only at increasing positions; rows that cannot be taken
+/// (out of order, or past the earlier table's end) are derived again from their pods.
+struct Plan<'s, 'p> {
+    pieces: Vec<Piece>,
+    fresh: Vec<FreshRow<'s, 'p>>,
+    rows: usize,
 }
 
-/// Sources as the columns take them: consecutive earlier sources whose rows follow one another
-/// in the earlier table as one run, a fresh source alone. The 50k unchanged jobs of a steady
-/// large cluster are a few thousand runs, and each of the twenty columns went through every job.
-enum Span<'s, 'p> {
-    Earlier {
-        start: usize,
-        len: usize,
-        sources: &'s [Source<'p>],
-    },
-    Fresh(&'p Arc<Pod>, &'s TaskRow),
-}
-
-impl<'s, 'p> Span<'s, 'p> {
-    /// The spans of `sources`, in order.
-    fn of(sources: &'s [Source<'p>]) -> Vec<Span<'s, 'p>> {
-        let mut spans = Vec::new();
+impl<'s, 'p> Plan<'s, 'p> {
+    /// The plan for `sources` over an earlier table of `earlier` rows, `owned` or shared
+    /// (`None`: there is none, every row is fresh).
+    fn of(sources: &'s [Source<'p>], earlier: Option<(usize, Ownership)>) -> Self {
+        let mut plan = Plan {
+            pieces: Vec::new(),
+            fresh: Vec::new(),
+            rows: 0,
+        };
+        // The first row of an owned earlier table not yet moved past.
+        let mut at = 0;
         let mut i = 0;
         while let Some(source) = sources.get(i) {
             i += 1;
             match source {
-                Source::Fresh(pod, row) => spans.push(Span::Fresh(pod, row)),
+                Source::Fresh(pod, row) => plan.push_fresh(FreshRow::Given(pod, row)),
                 &Source::Earlier { start, pods } => {
                     let (from, mut len) = (i - 1, pods.len());
                     while let Some(Source::Earlier { start: next, pods }) = sources.get(i)
@@ -98,16 +92,39 @@ impl<'s, 'p> Span<'s, 'p> {
                         len += pods.len();
                         i += 1;
                     }
-                    spans.push(Span::Earlier {
-                        start,
-                        len,
-                        sources: &sources[from..i],
+                    let taken = earlier.is_some_and(|(total, ownership)| {
+                        start + len <= total && (ownership == Ownership::Shared || start >= at)
                     });
+                    if taken {
+                        plan.pieces.push(Piece::Earlier { start, len });
+                        plan.rows += len;
+                        at = start + len;
+                    } else {
+                        for pod in pods_of(&sources[from..i]) {
+                            plan.push_fresh(FreshRow::Derived(pod));
+                        }
+                    }
                 }
             }
         }
-        spans
+        plan
     }
+
+    fn push_fresh(&mut self, row: FreshRow<'s, 'p>) {
+        self.fresh.push(row);
+        self.rows += 1;
+        match self.pieces.last_mut() {
+            Some(Piece::Fresh { len }) => *len += 1,
+            _ => self.pieces.push(Piece::Fresh { len: 1 }),
+        }
+    }
+}
+
+/// Whether the earlier table's rows are moved out of it or copied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ownership {
+    Owned,
+    Shared,
 }
 
 /// The pods of earlier sources (a run's, when its rows must be derived after all).
@@ -264,138 +281,232 @@ pub(super) fn job_sources<'p>(
     sources.into_iter()
 }
 
-/// One task column of `rows` rows: `fresh` for rows from a pod, `carry` for values of the
-/// earlier table, moved out of it a run at a time when it is owned (earlier rows are taken at
-/// increasing positions), else copied. Values of an owned earlier table that no row takes are
-/// handed to `unused`.
-fn column<T: Clone + Send + Sync + 'static>(
-    spans: &[Span],
-    rows: Rows,
-    earlier: EarlierColumn<T>,
-    carry: impl Fn(T) -> T + Sync,
-    fresh: impl Fn(&Arc<Pod>, &TaskRow) -> T + Sync,
-    unused: &Mutex<Released>,
-) -> Vec<T> {
-    let derive = |sources| derived(pods_of(sources), &fresh);
-    match earlier {
-        EarlierColumn::Owned(values) => {
-            let total = values.len();
-            let mut values = values.into_iter();
-            let mut at = 0;
-            let mut left = Vec::new();
-            let mut out = Vec::with_capacity(rows.count);
-            for span in spans {
-                match *span {
-                    Span::Earlier { start, len, .. } if start >= at && start + len <= total => {
-                        left.extend(values.by_ref().take(start - at));
-                        out.extend(values.by_ref().take(len).map(&carry));
-                        at = start + len;
-                    }
-                    // Rows are taken in table order; were some asked for out of order, they
-                    // are derived again.
-                    Span::Earlier { sources, .. } => out.extend(derive(sources)),
-                    Span::Fresh(pod, row) => out.push(fresh(pod, row)),
+/// Fresh rows one task of the pool reads before the pieces are joined.
+const FRESH_CHUNK: usize = 4096;
+
+/// The fresh rows' values, column by column, each row read once. Their rows lie in the pods'
+/// memos all over the heap: when every column read them in a pass of its own, each was read
+/// eighteen times (the cycle after a `large` first cycle's 50k binds has 58k fresh rows).
+fn fresh_columns(rows: &[FreshRow], nodes: &NodeTable) -> TaskTable {
+    let chunks: Vec<TaskTable> = rows
+        .par_chunks(FRESH_CHUNK)
+        .map(|chunk| {
+            let mut t = TaskTable::default();
+            reserve_rows(&mut t, chunk.len());
+            for row in chunk {
+                match *row {
+                    FreshRow::Given(pod, r) => push_row(&mut t, pod, r, nodes),
+                    FreshRow::Derived(pod) => push_row(&mut t, pod, &TaskRow::lent(pod), nodes),
                 }
             }
-            left.extend(values);
+            t
+        })
+        .collect();
+    let mut chunks = chunks.into_iter();
+    let mut table = chunks.next().unwrap_or_default();
+    if chunks.len() > 0 {
+        // A first build: room to grow, as `emptied` gives a column that must grow.
+        let more = with_headroom(rows.len()) - table.len();
+        reserve_rows(&mut table, more);
+        for chunk in chunks {
+            append_rows(&mut table, chunk);
+        }
+    }
+    table
+}
+
+fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &NodeTable) {
+    t.uid.push(r.uid.clone());
+    t.name.push(r.name.clone());
+    t.namespace.push(r.namespace.clone());
+    t.role.push(r.role.clone());
+    t.best_effort.push(r.resreq.is_empty());
+    t.resreq.push(r.resreq.clone());
+    t.priority.push(r.priority);
+    t.preemptable.push(r.preemptable);
+    t.sch_gated.push(r.sch_gated);
+    t.status.push(r.status);
+    let node = &pod.spec.node_name;
+    t.node.push(if node.is_empty() {
+        None
+    } else {
+        nodes.id(node)
+    });
+    t.created.push(r.created);
+    t.name_index.push(r.name_index);
+    t.signature.push(r.signature);
+    t.inter_pod.push(r.inter_pod);
+    t.preferred_node_affinity.push(r.preferred_node_affinity);
+    t.nominated.push(r.nominated);
+    t.pod.push(Arc::clone(pod));
+}
+
+/// Calls `$apply!` with every row column of `TaskTable`: all but the job and sub-job, which
+/// are set once the rows are placed.
+macro_rules! row_columns {
+    ($apply:ident) => {
+        $apply!(
+            uid,
+            name,
+            namespace,
+            role,
+            resreq,
+            best_effort,
+            priority,
+            preemptable,
+            sch_gated,
+            status,
+            node,
+            created,
+            name_index,
+            signature,
+            inter_pod,
+            preferred_node_affinity,
+            nominated,
+            pod
+        )
+    };
+}
+
+/// Room for `n` more rows in each row column, so none grows by copying itself.
+fn reserve_rows(t: &mut TaskTable, n: usize) {
+    macro_rules! reserve {
+        ($($column:ident),*) => {$( t.$column.reserve_exact(n); )*};
+    }
+    row_columns!(reserve);
+}
+
+/// Moves `rows`' row columns to the end of `t`'s.
+fn append_rows(t: &mut TaskTable, mut rows: TaskTable) {
+    macro_rules! append {
+        ($($column:ident),*) => {$( t.$column.append(&mut rows.$column); )*};
+    }
+    row_columns!(append);
+}
+
+/// One column of `rows` rows, in `buffer`: the earlier pieces moved out of the owned earlier
+/// column a run at a time (its values no piece takes are handed to `unused`, to be freed between
+/// cycles) or cloned from a shared one; the fresh pieces moved from `fresh`, in order. Also
+/// gives back the memory left unused: the owned earlier column emptied, or `buffer` when the
+/// fresh values are the column.
+fn column<T: Clone + Send + 'static>(
+    pieces: &[Piece],
+    rows: usize,
+    earlier: EarlierColumn<T>,
+    fresh: Vec<T>,
+    buffer: Vec<T>,
+    unused: &Mutex<Released>,
+) -> (Vec<T>, Vec<T>) {
+    if let EarlierColumn::None = earlier {
+        return (fresh, buffer);
+    }
+    let mut out = emptied(buffer, rows);
+    let mut fresh = fresh.into_iter();
+    let mut left_over = Vec::new();
+    match earlier {
+        EarlierColumn::None => {}
+        EarlierColumn::Owned(mut values) => {
+            let mut taken = values.drain(..);
+            let mut at = 0;
+            let mut left = Vec::new();
+            for piece in pieces {
+                match *piece {
+                    Piece::Earlier { start, len } => {
+                        left.extend(taken.by_ref().take(start - at));
+                        out.extend(taken.by_ref().take(len));
+                        at = start + len;
+                    }
+                    Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
+                }
+            }
+            left.extend(taken);
             unused
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .0
                 .push(Box::new(left));
-            out
+            left_over = values;
         }
-        EarlierColumn::Shared(values) => spans
-            .par_iter()
-            .flat_map_iter(|span| match *span {
-                Span::Earlier {
-                    start,
-                    len,
-                    sources,
-                } => match values.get(start..start + len) {
-                    Some(run) => Either::Left(Either::Left(run.iter().cloned().map(&carry))),
-                    None => Either::Left(Either::Right(derive(sources))),
-                },
-                Span::Fresh(pod, row) => Either::Right(std::iter::once(fresh(pod, row))),
-            })
-            .collect(),
-        // Only fresh rows (a first snapshot): collected by index, with no pieces to join.
-        EarlierColumn::None if rows.all_fresh => spans
-            .par_iter()
-            .map(|span| match *span {
-                Span::Fresh(pod, row) => fresh(pod, row),
-                Span::Earlier { .. } => unreachable!("all sources are fresh"),
-            })
-            .collect(),
-        EarlierColumn::None => spans
-            .par_iter()
-            .flat_map_iter(|span| match *span {
-                Span::Earlier { sources, .. } => Either::Left(derive(sources)),
-                Span::Fresh(pod, row) => Either::Right(std::iter::once(fresh(pod, row))),
-            })
-            .collect(),
+        EarlierColumn::Shared(values) => {
+            for piece in pieces {
+                match *piece {
+                    Piece::Earlier { start, len } => {
+                        out.extend_from_slice(&values[start..start + len]);
+                    }
+                    Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
+                }
+            }
+        }
     }
+    (out, left_over)
 }
 
 /// `column` for plain-data values: the earlier column, owned or shared, is only read, a run at
 /// a time in one copy (moving value by value cost more than the values: most columns are a
-/// byte or a few). Values that `carry` maps are copied one by one.
+/// byte or a few). `carry` maps the earlier values, when given.
 fn copied_column<T: Copy + Send + Sync + 'static>(
-    spans: &[Span],
-    rows: Rows,
+    pieces: &[Piece],
+    rows: usize,
     earlier: EarlierColumn<T>,
     carry: Option<&(dyn Fn(T) -> T + Sync)>,
-    fresh: impl Fn(&Arc<Pod>, &TaskRow) -> T + Sync,
-    unused: &Mutex<Released>,
-) -> Vec<T> {
-    let owned;
+    fresh: Vec<T>,
+    buffer: Vec<T>,
+) -> (Vec<T>, Vec<T>) {
+    let owned: Vec<T>;
     let values: &[T] = match earlier {
         EarlierColumn::Owned(values) => {
             owned = values;
             &owned
         }
-        EarlierColumn::Shared(values) => values,
-        EarlierColumn::None => {
-            return column(spans, rows, EarlierColumn::None, identity, fresh, unused);
+        EarlierColumn::Shared(values) => {
+            owned = Vec::new();
+            values
         }
+        EarlierColumn::None => return (fresh, buffer),
     };
-    let mut out = Vec::with_capacity(rows.count);
-    for span in spans {
-        match *span {
-            Span::Earlier {
-                start,
-                len,
-                sources,
-            } => match values.get(start..start + len) {
-                Some(run) => match carry {
+    let mut out = emptied(buffer, rows);
+    let mut next = 0;
+    for piece in pieces {
+        match *piece {
+            Piece::Earlier { start, len } => {
+                let run = &values[start..start + len];
+                match carry {
                     None => out.extend_from_slice(run),
                     Some(carry) => out.extend(run.iter().map(|&v| carry(v))),
-                },
-                None => out.extend(derived(pods_of(sources), &fresh)),
-            },
-            Span::Fresh(pod, row) => out.push(fresh(pod, row)),
+                }
+            }
+            Piece::Fresh { len } => {
+                out.extend_from_slice(&fresh[next..next + len]);
+                next += len;
+            }
         }
     }
-    out
+    let mut left_over = owned;
+    left_over.clear();
+    (out, left_over)
 }
 
-/// The rows of `pods` derived from the pods themselves.
-fn derived<'a, T>(
-    pods: impl Iterator<Item = &'a Arc<Pod>> + 'a,
-    fresh: &'a impl Fn(&Arc<Pod>, &TaskRow) -> T,
-) -> impl Iterator<Item = T> + 'a {
-    pods.map(|pod| fresh(pod, &TaskRow::lent(pod)))
-}
-
-/// The task table's columns from `sources`, all at once on the pool. `node_ids` maps the
-/// earlier snapshot's node ids to this one's (`None`: the node table is the same).
+/// The task table's columns from `sources`: the fresh rows read once on the pool, then every
+/// column put together from its pieces, all at once on the pool, in the memory of `buffers`
+/// where they have it. `node_ids` maps the earlier snapshot's node ids to this one's (`None`:
+/// the node table is the same). The table's job and sub-job columns are left empty, with room
+/// for every row; the buffers given back are the memory the earlier table left.
 pub(super) fn task_columns(
     sources: &[Source],
     nodes: &NodeTable,
     mut earlier: Earlier,
     node_ids: Option<&[Option<NodeId>]>,
     unused: &Mutex<Released>,
-) -> TaskTable {
+    buffers: ColumnBuffers,
+) -> (TaskTable, ColumnBuffers) {
+    let shape = match &earlier {
+        Earlier::Owned(t) => Some((t.len(), Ownership::Owned)),
+        Earlier::Shared(t) => Some((t.len(), Ownership::Shared)),
+        Earlier::None => None,
+    };
+    let plan = Plan::of(sources, shape);
+    let mut fresh = fresh_columns(&plan.fresh, nodes);
+    let (pieces, rows) = (&plan.pieces[..], plan.rows);
+    let mut buffers = buffers.0;
     macro_rules! earlier {
         ($field:ident) => {
             match &mut earlier {
@@ -408,56 +519,38 @@ pub(super) fn task_columns(
             }
         };
     }
-    let node_of = |pod: &Arc<Pod>, _: &TaskRow| {
-        let name = &pod.spec.node_name;
-        if name.is_empty() {
-            None
-        } else {
-            nodes.id(name)
-        }
-    };
-    let rows = Rows::of(sources);
-    let spans = &Span::of(sources)[..];
-    let mut t = TaskTable::default();
-    let best_effort = earlier!(best_effort);
-    let node = earlier!(node);
-    let pod = earlier!(pod);
-    // The columns whose rows hold the very value.
-    let uid = earlier!(uid);
-    let name = earlier!(name);
-    let namespace = earlier!(namespace);
-    let role = earlier!(role);
-    let resreq = earlier!(resreq);
-    let priority = earlier!(priority);
-    let preemptable = earlier!(preemptable);
-    let sch_gated = earlier!(sch_gated);
-    let status = earlier!(status);
-    let created = earlier!(created);
-    let name_index = earlier!(name_index);
-    let signature = earlier!(signature);
-    let inter_pod = earlier!(inter_pod);
-    let preferred_node_affinity = earlier!(preferred_node_affinity);
-    let nominated = earlier!(nominated);
+    let (mut t, mut left) = (TaskTable::default(), TaskTable::default());
     rayon::scope(|s| {
-        let t = &mut t;
-        macro_rules! from_row {
+        let (t, left) = (&mut t, &mut left);
+        macro_rules! moved {
             ($($field:ident),*) => {$(
+                let (earlier_values, fresh_values, buffer) = (
+                    earlier!($field),
+                    std::mem::take(&mut fresh.$field),
+                    std::mem::take(&mut buffers.$field),
+                );
                 s.spawn(|_| {
-                    let value = |_: &Arc<Pod>, r: &TaskRow| Clone::clone(&r.$field);
-                    t.$field = column(spans, rows, $field, identity, value, unused)
+                    (t.$field, left.$field) =
+                        column(pieces, rows, earlier_values, fresh_values, buffer, unused)
                 });
             )*};
         }
-        macro_rules! copied_from_row {
+        macro_rules! copied {
             ($($field:ident),*) => {$(
+                let (earlier_values, fresh_values, buffer) = (
+                    earlier!($field),
+                    std::mem::take(&mut fresh.$field),
+                    std::mem::take(&mut buffers.$field),
+                );
                 s.spawn(|_| {
-                    let value = |_: &Arc<Pod>, r: &TaskRow| r.$field;
-                    t.$field = copied_column(spans, rows, $field, None, value, unused)
+                    (t.$field, left.$field) =
+                        copied_column(pieces, rows, earlier_values, None, fresh_values, buffer)
                 });
             )*};
         }
-        from_row!(uid, name, namespace, role, resreq);
-        copied_from_row!(
+        moved!(uid, name, namespace, role, resreq, pod);
+        copied!(
+            best_effort,
             priority,
             preemptable,
             sch_gated,
@@ -469,19 +562,32 @@ pub(super) fn task_columns(
             preferred_node_affinity,
             nominated
         );
-        s.spawn(|_| {
-            let empty = |_: &Arc<Pod>, r: &TaskRow| r.resreq.is_empty();
-            t.best_effort = copied_column(spans, rows, best_effort, None, empty, unused)
-        });
+        let (earlier_nodes, fresh_nodes, buffer) = (
+            earlier!(node),
+            std::mem::take(&mut fresh.node),
+            std::mem::take(&mut buffers.node),
+        );
         s.spawn(|_| {
             let carry_node =
                 node_ids.map(|ids| move |n: Option<NodeId>| n.and_then(|n| ids[n.idx()]));
             let carry = carry_node.as_ref().map(|c| c as &(dyn Fn(_) -> _ + Sync));
-            t.node = copied_column(spans, rows, node, carry, node_of, unused)
+            (t.node, left.node) =
+                copied_column(pieces, rows, earlier_nodes, carry, fresh_nodes, buffer)
         });
-        s.spawn(|_| t.pod = column(spans, rows, pod, identity, |p, _| Arc::clone(p), unused));
     });
-    t
+    t.job = emptied(std::mem::take(&mut buffers.job), rows);
+    t.sub_job = emptied(std::mem::take(&mut buffers.sub_job), rows);
+    if let Earlier::Owned(earlier) = earlier {
+        let TaskTable {
+            mut job,
+            mut sub_job,
+            ..
+        } = *earlier;
+        job.clear();
+        sub_job.clear();
+        (left.job, left.sub_job) = (job, sub_job);
+    }
+    (t, ColumnBuffers(left))
 }
 
 #[cfg(test)]
@@ -532,13 +638,27 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["earlier", "fresh", "earlier"]);
-        assert_eq!(sources.iter().map(Source::rows).sum::<usize>(), now.len());
+        let plan = Plan::of(&sources, Some((4, Ownership::Owned)));
+        assert_eq!(plan.rows, now.len());
+    }
+
+    /// The pods a plan reads fresh, as indexes into `pods`, and whether each is a fresh
+    /// source's own row ("given") or derived again.
+    fn fresh_of(plan: &Plan, pods: &[Arc<Pod>]) -> Vec<(usize, &'static str)> {
+        let index = |p: &Arc<Pod>| pods.iter().position(|q| Arc::ptr_eq(p, q)).unwrap();
+        plan.fresh
+            .iter()
+            .map(|row| match row {
+                FreshRow::Given(p, _) => (index(p), "given"),
+                FreshRow::Derived(p) => (index(p), "derived"),
+            })
+            .collect()
     }
 
     #[test]
-    fn plain_data_columns_copy_earlier_runs_map_carried_values_and_derive_the_rest() {
+    fn an_owned_earlier_table_gives_rows_only_in_order_a_shared_one_in_any_and_the_rest_are_read_afresh()
+     {
         let pods = pods(4);
-        let unused = Mutex::new(Released::default());
         let sources = [
             Source::Earlier {
                 start: 2,
@@ -554,28 +674,71 @@ mod tests {
                 pods: &pods[3..],
             },
         ];
-        let rows = Rows::of(&sources);
-        let spans = Span::of(&sources);
-        let fresh = |_: &Arc<Pod>, _: &TaskRow| -1;
+        let owned = Plan::of(&sources, Some((4, Ownership::Owned)));
+        use Piece::{Earlier, Fresh};
+        assert_eq!(
+            owned.pieces,
+            [Earlier { start: 2, len: 2 }, Fresh { len: 3 }],
+            "row 0 comes after row 3 was moved past, row 9 is past the end"
+        );
+        assert_eq!(
+            fresh_of(&owned, &pods),
+            [(2, "given"), (3, "derived"), (3, "derived")]
+        );
+        let fresh = vec![-1, -2, -3];
         let earlier = || EarlierColumn::Owned(vec![10, 11, 12, 13]);
-        let plain = copied_column(&spans, rows, earlier(), None, fresh, &unused);
-        assert_eq!(plain, [12, 13, -1, 10, -1], "out of range: derived again");
+        let (plain, left) = copied_column(
+            &owned.pieces,
+            owned.rows,
+            earlier(),
+            None,
+            fresh.clone(),
+            Vec::new(),
+        );
+        assert_eq!(plain, [12, 13, -1, -2, -3]);
+        assert!(
+            left.is_empty() && left.capacity() >= 4,
+            "the earlier column's memory"
+        );
+        let shared = Plan::of(&sources, Some((4, Ownership::Shared)));
+        assert_eq!(
+            shared.pieces,
+            [
+                Earlier { start: 2, len: 2 },
+                Fresh { len: 1 },
+                Earlier { start: 0, len: 1 },
+                Fresh { len: 1 }
+            ]
+        );
+        let values = [10, 11, 12, 13];
         let double = |v: i32| v * 2;
-        let carried = copied_column(&spans, rows, earlier(), Some(&double), fresh, &unused);
-        assert_eq!(carried, [24, 26, -1, 20, -1]);
-        let shared = copied_column(
-            &spans,
-            rows,
-            EarlierColumn::Shared(&[10, 11, 12, 13]),
+        let buffer = Vec::with_capacity(64);
+        let (carried, _) = copied_column(
+            &shared.pieces,
+            shared.rows,
+            EarlierColumn::Shared(&values),
+            Some(&double),
+            vec![-1, -2],
+            buffer,
+        );
+        assert_eq!(carried, [24, 26, -1, 20, -2]);
+        assert_eq!(carried.capacity(), 64, "built in the buffer given");
+        let none = Plan::of(&sources, None);
+        assert_eq!(none.pieces, [Fresh { len: 5 }]);
+        let (all_fresh, _) = copied_column(
+            &none.pieces,
+            none.rows,
+            EarlierColumn::None,
             None,
             fresh,
-            &unused,
+            Vec::new(),
         );
-        assert_eq!(shared, plain);
+        assert_eq!(all_fresh, [-1, -2, -3]);
     }
 
     #[test]
-    fn earlier_sources_with_consecutive_rows_are_one_run_and_derived_together_when_out_of_range() {
+    fn earlier_sources_with_consecutive_rows_are_one_piece_and_read_afresh_together_when_out_of_range()
+     {
         let pods = pods(6);
         let earlier = |start, range: std::ops::Range<usize>| Source::Earlier {
             start,
@@ -588,36 +751,63 @@ mod tests {
             earlier(3, 4..5),
             earlier(5, 5..6),
         ];
-        let spans = Span::of(&sources);
-        let shape: Vec<(usize, usize, usize)> = spans
-            .iter()
-            .map(|span| match span {
-                Span::Earlier {
-                    start,
-                    len,
-                    sources,
-                } => (*start, *len, sources.len()),
-                Span::Fresh(..) => (usize::MAX, 1, 0),
-            })
-            .collect();
+        use Piece::{Earlier, Fresh};
+        let whole = Plan::of(&sources, Some((6, Ownership::Owned)));
         assert_eq!(
-            shape,
-            [(0, 3, 2), (usize::MAX, 1, 0), (3, 1, 1), (5, 1, 1)],
-            "a fresh source and a gap in the rows end a run"
+            whole.pieces,
+            [
+                Earlier { start: 0, len: 3 },
+                Fresh { len: 1 },
+                Earlier { start: 3, len: 1 },
+                Earlier { start: 5, len: 1 }
+            ],
+            "a fresh source and a gap in the rows end a piece"
         );
-        let unused = Mutex::new(Released::default());
-        let rows = Rows::of(&sources);
-        let fresh = |_: &Arc<Pod>, _: &TaskRow| -1;
-        let short = || EarlierColumn::Owned(vec![10, 11]);
-        let column = copied_column(&spans, rows, short(), None, fresh, &unused);
-        assert_eq!(
-            column,
-            [-1, -1, -1, -1, -1, -1],
-            "past the end: every pod derived"
+        let (column, _) = copied_column(
+            &whole.pieces,
+            whole.rows,
+            EarlierColumn::Owned((10..16).collect()),
+            None,
+            vec![-1],
+            Vec::new(),
         );
-        let owned = || EarlierColumn::Owned((10..16).collect());
-        let column = copied_column(&spans, rows, owned(), None, fresh, &unused);
         assert_eq!(column, [10, 11, 12, -1, 13, 15]);
+        let short = Plan::of(&sources, Some((2, Ownership::Owned)));
+        assert_eq!(
+            short.pieces,
+            [Fresh { len: 6 }],
+            "past the end: every pod read"
+        );
+        let order: Vec<usize> = fresh_of(&short, &pods).into_iter().map(|f| f.0).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn moved_columns_take_earlier_runs_and_fresh_values_in_order_and_release_the_rest() {
+        use Piece::{Earlier, Fresh};
+        let pieces = [Earlier { start: 1, len: 2 }, Fresh { len: 1 }];
+        let text = |s: &str| s.to_string();
+        let earlier = EarlierColumn::Owned(vec![text("a"), text("b"), text("c"), text("d")]);
+        let unused = Mutex::new(Released::default());
+        let (out, left) = column(&pieces, 3, earlier, vec![text("x")], Vec::new(), &unused);
+        assert_eq!(out, ["b", "c", "x"]);
+        assert_eq!(
+            unused.lock().unwrap().0.len(),
+            1,
+            "a and d, to be freed later"
+        );
+        assert!(
+            left.is_empty() && left.capacity() >= 4,
+            "the earlier column's memory"
+        );
+        let values = [text("a"), text("b"), text("c")];
+        let shared = EarlierColumn::Shared(&values);
+        let (shared, _) = column(&pieces, 3, shared, vec![text("y")], left, &unused);
+        assert_eq!(shared, ["b", "c", "y"]);
+        assert!(
+            shared.capacity() >= 4,
+            "built in the memory the owned column left"
+        );
     }
 
     #[test]
