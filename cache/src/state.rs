@@ -9,9 +9,7 @@ use tephra_engine::api::{
     Queue,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
-use tephra_engine::snapshot::{
-    ColumnBuffers, NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables,
-};
+use tephra_engine::snapshot::{NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables};
 
 use crate::pod_store::PodStore;
 use crate::store::Store;
@@ -38,8 +36,6 @@ pub struct ClusterState {
     task_tables: Option<TaskTables>,
     /// What the last snapshot let go of from the one before, freed between cycles (`assume`).
     pub(crate) released: Leftovers,
-    /// The task columns the last snapshot emptied, whose memory the next one's take.
-    column_buffers: ColumnBuffers,
     /// The last snapshot's serial, while the node tables kept their ids and images since: the
     /// next snapshot then says which nodes changed since it (`Snapshot::changed_since`).
     last_serial: Option<u64>,
@@ -190,10 +186,6 @@ impl ClusterState {
     pub fn warm_up(&mut self, default_queue: &str, use_snapshot: impl FnOnce(Snapshot)) {
         drop(self.snapshot(default_queue));
         self.released.free();
-        // Built from the first although nothing changed, as a cycle's is from the one before:
-        // the first's columns, emptied, are then the memory the next build's take
-        // (`ColumnBuffers`).
-        self.last_snapshot_of = None;
         use_snapshot(self.snapshot(default_queue));
         self.released.free();
     }
@@ -247,12 +239,10 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
-        b.column_buffers(std::mem::take(&mut self.column_buffers));
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();
         let snap = b.build();
         self.released.0.push(b.take_released());
-        self.column_buffers = b.take_column_buffers();
         self.node_tables = Some(snap.node_tables());
         self.task_tables = Some(snap.task_tables());
         self.last_serial = Some(snap.serial);
@@ -631,23 +621,6 @@ mod tests {
 
     fn group_of(p: &Pod) -> &str {
         tephra_engine::snapshot::group_name(p)
-    }
-
-    #[test]
-    fn a_steady_snapshot_builds_its_task_columns_in_the_memory_the_one_before_last_emptied() {
-        let mut s = ClusterState::from_objects([pod("ns", "a", ""), pod("ns", "b", "")]);
-        let first = s.snapshot("default");
-        let memory = first.tasks.uid.as_ptr();
-        // Each snapshot is let go of before the next, as a cycle's is: its rows are moved out.
-        drop(first);
-        s.apply_event(ClusterEvent::Upsert(pod("ns", "a", "")));
-        let second = s.snapshot("default");
-        assert_ne!(second.tasks.uid.as_ptr(), memory, "the first's is still being emptied");
-        drop(second);
-        s.apply_event(ClusterEvent::Upsert(pod("ns", "b", "")));
-        let third = s.snapshot("default");
-        assert_eq!(third.tasks.uid.as_ptr(), memory);
-        assert_eq!(third.tasks.len(), 2);
     }
 
     #[test]

@@ -10,7 +10,6 @@ use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
-use super::column_buffers::ColumnBuffers;
 use super::hyper_nodes::CLUSTER_TOP;
 use super::job_columns::{JobSource, job_columns, sort_by_uid};
 use super::job_row::JobRow;
@@ -65,9 +64,6 @@ pub struct SnapshotBuilder<'a> {
     unchanged_since_earlier: bool,
     /// What the build let go of from the earlier tables, for the caller to free.
     released: Mutex<Released>,
-    /// Emptied task columns of the build before last, whose memory this build's columns take;
-    /// replaced by those this build empties (`take_column_buffers`).
-    column_buffers: Mutex<ColumnBuffers>,
     default_queue: String,
     /// `nodes_changed_since`: an earlier snapshot and the names of the nodes changed since.
     changed_since: Option<(u64, Vec<String>)>,
@@ -212,27 +208,6 @@ impl<'a> SnapshotBuilder<'a> {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner()) = Some(tables);
         self
-    }
-
-    /// Gives the memory of task columns an earlier build emptied (`take_column_buffers`), for
-    /// this build's columns: a steady cycle then pages in no fresh memory for them.
-    pub fn column_buffers(&mut self, buffers: ColumnBuffers) -> &mut Self {
-        *self
-            .column_buffers
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner()) = buffers;
-        self
-    }
-
-    /// The task columns this build emptied (or the buffers it was given and did not use), for
-    /// the next build (`column_buffers`).
-    pub fn take_column_buffers(&self) -> ColumnBuffers {
-        std::mem::take(
-            &mut *self
-                .column_buffers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        )
     }
 
     /// Gives the tables of the last snapshot of a cache in which nothing changed since: none of
@@ -527,29 +502,25 @@ impl<'a> SnapshotBuilder<'a> {
             }
             None => (Earlier::None, None),
         };
-        let buffers = self.take_column_buffers();
-        let (mut t, left) = task_columns(
+        let mut t = task_columns(
             &sources,
             nodes,
             earlier_tasks,
             node_ids.as_deref(),
             released,
-            buffers,
         );
-        *self
-            .column_buffers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = left;
         // Job j's tasks are the rows from its first one on: the jobs' rows come first, in order.
         jobs.tasks = IdLists::from_lengths(
             members.iter().map(|m| m.len()),
             (0..in_jobs as u32).map(TaskId).collect(),
         );
-        let of_jobs = members.iter().enumerate();
-        t.job
-            .extend(of_jobs.flat_map(|(j, m)| std::iter::repeat_n(Some(JobId(j as u32)), m.len())));
-        t.job.resize(rows, None);
-        t.sub_job.resize(rows, None);
+        t.job = members
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(job, m)| std::iter::repeat_n(Some(JobId(job as u32)), m.len()))
+            .chain(rayon::iter::repeat_n(None, rows - in_jobs))
+            .collect();
+        t.sub_job = vec![None; rows];
         (jobs, t)
     }
 

@@ -5,7 +5,6 @@
 //! mutates (statuses, node accounting, ...) in its own `SessionState`.
 
 mod build;
-mod column_buffers;
 mod derived;
 mod few_text;
 mod group_key;
@@ -31,7 +30,6 @@ pub use build::{
     GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY,
     parse_go_bool, pod_request,
 };
-pub use column_buffers::ColumnBuffers;
 pub use derived::Derived;
 pub use hyper_nodes::HyperNodeTable;
 pub use id_lists::IdLists;

@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::column_buffers::{ColumnBuffers, emptied, with_headroom};
 use super::task_row::TaskRow;
 use super::{NodeTable, TaskTable, TaskTables};
 use crate::api::{Lent, Pod};
@@ -281,66 +280,6 @@ pub(super) fn job_sources<'p>(
     sources.into_iter()
 }
 
-/// Fresh rows one task of the pool reads before the pieces are joined.
-const FRESH_CHUNK: usize = 4096;
-
-/// The fresh rows' values, column by column, each row read once. Their rows lie in the pods'
-/// memos all over the heap: when every column read them in a pass of its own, each was read
-/// eighteen times (the cycle after a `large` first cycle's 50k binds has 58k fresh rows).
-fn fresh_columns(rows: &[FreshRow], nodes: &NodeTable) -> TaskTable {
-    let chunks: Vec<TaskTable> = rows
-        .par_chunks(FRESH_CHUNK)
-        .map(|chunk| {
-            let mut t = TaskTable::default();
-            reserve_rows(&mut t, chunk.len());
-            for row in chunk {
-                match *row {
-                    FreshRow::Given(pod, r) => push_row(&mut t, pod, r, nodes),
-                    FreshRow::Derived(pod) => push_row(&mut t, pod, &TaskRow::lent(pod), nodes),
-                }
-            }
-            t
-        })
-        .collect();
-    let mut chunks = chunks.into_iter();
-    let mut table = chunks.next().unwrap_or_default();
-    if chunks.len() > 0 {
-        // A first build: room to grow, as `emptied` gives a column that must grow.
-        let more = with_headroom(rows.len()) - table.len();
-        reserve_rows(&mut table, more);
-        for chunk in chunks {
-            append_rows(&mut table, chunk);
-        }
-    }
-    table
-}
-
-fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &NodeTable) {
-    t.uid.push(r.uid.clone());
-    t.name.push(r.name.clone());
-    t.namespace.push(r.namespace.clone());
-    t.role.push(r.role.clone());
-    t.best_effort.push(r.resreq.is_empty());
-    t.resreq.push(r.resreq.clone());
-    t.priority.push(r.priority);
-    t.preemptable.push(r.preemptable);
-    t.sch_gated.push(r.sch_gated);
-    t.status.push(r.status);
-    let node = &pod.spec.node_name;
-    t.node.push(if node.is_empty() {
-        None
-    } else {
-        nodes.id(node)
-    });
-    t.created.push(r.created);
-    t.name_index.push(r.name_index);
-    t.signature.push(r.signature);
-    t.inter_pod.push(r.inter_pod);
-    t.preferred_node_affinity.push(r.preferred_node_affinity);
-    t.nominated.push(r.nominated);
-    t.pod.push(Arc::clone(pod));
-}
-
 /// Calls `$apply!` with every row column of `TaskTable`: all but the job and sub-job, which
 /// are set once the rows are placed.
 macro_rules! row_columns {
@@ -368,6 +307,115 @@ macro_rules! row_columns {
     };
 }
 
+/// Fresh rows one task of the pool reads before the pieces are joined.
+const FRESH_CHUNK: usize = 4096;
+
+/// Column `$field`'s value for `$row`, a pod and its row; the pod's node is looked up in
+/// `$nodes`.
+macro_rules! fresh_value {
+    ($row:ident, $nodes:ident, uid) => {
+        $row.1.uid.clone()
+    };
+    ($row:ident, $nodes:ident, name) => {
+        $row.1.name.clone()
+    };
+    ($row:ident, $nodes:ident, namespace) => {
+        $row.1.namespace.clone()
+    };
+    ($row:ident, $nodes:ident, role) => {
+        $row.1.role.clone()
+    };
+    ($row:ident, $nodes:ident, resreq) => {
+        $row.1.resreq.clone()
+    };
+    ($row:ident, $nodes:ident, best_effort) => {
+        $row.1.resreq.is_empty()
+    };
+    ($row:ident, $nodes:ident, node) => {
+        node_of($row.0, $nodes)
+    };
+    ($row:ident, $nodes:ident, pod) => {
+        Arc::clone($row.0)
+    };
+    ($row:ident, $nodes:ident, $field:ident) => {
+        $row.1.$field
+    };
+}
+
+/// The fresh rows' values, column by column. When the table has earlier rows, each fresh row
+/// is read once, row by row: the rows lie in the pods' memos all over the heap, and when every
+/// column read them in a pass of its own, each was read eighteen times (the cycle after a
+/// `large` first cycle's 50k binds has 58k fresh rows). When every row is fresh (a first
+/// build, 400k rows), each column is collected on the pool by index instead: pieces read row
+/// by row had to be joined, a copy of the whole table into memory the kernel paged in fresh,
+/// and the first cycle's open then found less freed memory (3-6 ms slower, median of 10).
+fn fresh_columns(rows: &[FreshRow], nodes: &NodeTable, all_fresh: bool) -> TaskTable {
+    let mut t = TaskTable::default();
+    if all_fresh {
+        rayon::scope(|s| {
+            let t = &mut t;
+            macro_rules! by_column {
+                ($($field:ident),*) => {$(
+                    s.spawn(|_| {
+                        t.$field = rows
+                            .par_iter()
+                            .map(|row| match *row {
+                                FreshRow::Given(pod, r) => {
+                                    let row = (pod, r);
+                                    fresh_value!(row, nodes, $field)
+                                }
+                                FreshRow::Derived(pod) => {
+                                    let row = (pod, &*TaskRow::lent(pod));
+                                    fresh_value!(row, nodes, $field)
+                                }
+                            })
+                            .collect()
+                    });
+                )*};
+            }
+            row_columns!(by_column);
+        });
+        return t;
+    }
+    let chunks: Vec<TaskTable> = rows
+        .par_chunks(FRESH_CHUNK)
+        .map(|chunk| {
+            let mut t = TaskTable::default();
+            reserve_rows(&mut t, chunk.len());
+            for row in chunk {
+                match *row {
+                    FreshRow::Given(pod, r) => push_row(&mut t, pod, r, nodes),
+                    FreshRow::Derived(pod) => push_row(&mut t, pod, &TaskRow::lent(pod), nodes),
+                }
+            }
+            t
+        })
+        .collect();
+    reserve_rows(&mut t, rows.len());
+    for chunk in chunks {
+        append_rows(&mut t, chunk);
+    }
+    t
+}
+
+fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &NodeTable) {
+    let row = (pod, r);
+    macro_rules! push {
+        ($($field:ident),*) => {$( t.$field.push(fresh_value!(row, nodes, $field)); )*};
+    }
+    row_columns!(push);
+}
+
+/// The node `pod` is bound to, when it is in the snapshot.
+fn node_of(pod: &Pod, nodes: &NodeTable) -> Option<NodeId> {
+    let name = &pod.spec.node_name;
+    if name.is_empty() {
+        None
+    } else {
+        nodes.id(name)
+    }
+}
+
 /// Room for `n` more rows in each row column, so none grows by copying itself.
 fn reserve_rows(t: &mut TaskTable, n: usize) {
     macro_rules! reserve {
@@ -384,29 +432,25 @@ fn append_rows(t: &mut TaskTable, mut rows: TaskTable) {
     row_columns!(append);
 }
 
-/// One column of `rows` rows, in `buffer`: the earlier pieces moved out of the owned earlier
-/// column a run at a time (its values no piece takes are handed to `unused`, to be freed between
-/// cycles) or cloned from a shared one; the fresh pieces moved from `fresh`, in order. Also
-/// gives back the memory left unused: the owned earlier column emptied, or `buffer` when the
-/// fresh values are the column.
+/// One column of `rows` rows: the earlier pieces moved out of the owned earlier column a run at
+/// a time (its values no piece takes are handed to `unused`, to be freed between cycles) or
+/// cloned from a shared one; the fresh pieces moved from `fresh`, in order.
 fn column<T: Clone + Send + 'static>(
     pieces: &[Piece],
     rows: usize,
     earlier: EarlierColumn<T>,
     fresh: Vec<T>,
-    buffer: Vec<T>,
     unused: &Mutex<Released>,
-) -> (Vec<T>, Vec<T>) {
+) -> Vec<T> {
     if let EarlierColumn::None = earlier {
-        return (fresh, buffer);
+        return fresh;
     }
-    let mut out = emptied(buffer, rows);
+    let mut out = Vec::with_capacity(rows);
     let mut fresh = fresh.into_iter();
-    let mut left_over = Vec::new();
     match earlier {
         EarlierColumn::None => {}
-        EarlierColumn::Owned(mut values) => {
-            let mut taken = values.drain(..);
+        EarlierColumn::Owned(values) => {
+            let mut taken = values.into_iter();
             let mut at = 0;
             let mut left = Vec::new();
             for piece in pieces {
@@ -424,7 +468,6 @@ fn column<T: Clone + Send + 'static>(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(Box::new(left));
-            left_over = values;
         }
         EarlierColumn::Shared(values) => {
             for piece in pieces {
@@ -437,7 +480,7 @@ fn column<T: Clone + Send + 'static>(
             }
         }
     }
-    (out, left_over)
+    out
 }
 
 /// `column` for plain-data values: the earlier column, owned or shared, is only read, a run at
@@ -449,21 +492,17 @@ fn copied_column<T: Copy + Send + Sync + 'static>(
     earlier: EarlierColumn<T>,
     carry: Option<&(dyn Fn(T) -> T + Sync)>,
     fresh: Vec<T>,
-    buffer: Vec<T>,
-) -> (Vec<T>, Vec<T>) {
-    let owned: Vec<T>;
+) -> Vec<T> {
+    let owned;
     let values: &[T] = match earlier {
         EarlierColumn::Owned(values) => {
             owned = values;
             &owned
         }
-        EarlierColumn::Shared(values) => {
-            owned = Vec::new();
-            values
-        }
-        EarlierColumn::None => return (fresh, buffer),
+        EarlierColumn::Shared(values) => values,
+        EarlierColumn::None => return fresh,
     };
-    let mut out = emptied(buffer, rows);
+    let mut out = Vec::with_capacity(rows);
     let mut next = 0;
     for piece in pieces {
         match *piece {
@@ -480,33 +519,27 @@ fn copied_column<T: Copy + Send + Sync + 'static>(
             }
         }
     }
-    let mut left_over = owned;
-    left_over.clear();
-    (out, left_over)
+    out
 }
 
 /// The task table's columns from `sources`: the fresh rows read once on the pool, then every
-/// column put together from its pieces, all at once on the pool, in the memory of `buffers`
-/// where they have it. `node_ids` maps the earlier snapshot's node ids to this one's (`None`:
-/// the node table is the same). The table's job and sub-job columns are left empty, with room
-/// for every row; the buffers given back are the memory the earlier table left.
+/// column put together from its pieces, all at once on the pool. `node_ids` maps the earlier
+/// snapshot's node ids to this one's (`None`: the node table is the same).
 pub(super) fn task_columns(
     sources: &[Source],
     nodes: &NodeTable,
     mut earlier: Earlier,
     node_ids: Option<&[Option<NodeId>]>,
     unused: &Mutex<Released>,
-    buffers: ColumnBuffers,
-) -> (TaskTable, ColumnBuffers) {
+) -> TaskTable {
     let shape = match &earlier {
         Earlier::Owned(t) => Some((t.len(), Ownership::Owned)),
         Earlier::Shared(t) => Some((t.len(), Ownership::Shared)),
         Earlier::None => None,
     };
     let plan = Plan::of(sources, shape);
-    let mut fresh = fresh_columns(&plan.fresh, nodes);
+    let mut fresh = fresh_columns(&plan.fresh, nodes, shape.is_none());
     let (pieces, rows) = (&plan.pieces[..], plan.rows);
-    let mut buffers = buffers.0;
     macro_rules! earlier {
         ($field:ident) => {
             match &mut earlier {
@@ -519,32 +552,24 @@ pub(super) fn task_columns(
             }
         };
     }
-    let (mut t, mut left) = (TaskTable::default(), TaskTable::default());
+    let mut t = TaskTable::default();
     rayon::scope(|s| {
-        let (t, left) = (&mut t, &mut left);
+        let t = &mut t;
         macro_rules! moved {
             ($($field:ident),*) => {$(
-                let (earlier_values, fresh_values, buffer) = (
-                    earlier!($field),
-                    std::mem::take(&mut fresh.$field),
-                    std::mem::take(&mut buffers.$field),
-                );
+                let (earlier_values, fresh_values) =
+                    (earlier!($field), std::mem::take(&mut fresh.$field));
                 s.spawn(|_| {
-                    (t.$field, left.$field) =
-                        column(pieces, rows, earlier_values, fresh_values, buffer, unused)
+                    t.$field = column(pieces, rows, earlier_values, fresh_values, unused)
                 });
             )*};
         }
         macro_rules! copied {
             ($($field:ident),*) => {$(
-                let (earlier_values, fresh_values, buffer) = (
-                    earlier!($field),
-                    std::mem::take(&mut fresh.$field),
-                    std::mem::take(&mut buffers.$field),
-                );
+                let (earlier_values, fresh_values) =
+                    (earlier!($field), std::mem::take(&mut fresh.$field));
                 s.spawn(|_| {
-                    (t.$field, left.$field) =
-                        copied_column(pieces, rows, earlier_values, None, fresh_values, buffer)
+                    t.$field = copied_column(pieces, rows, earlier_values, None, fresh_values)
                 });
             )*};
         }
@@ -562,32 +587,15 @@ pub(super) fn task_columns(
             preferred_node_affinity,
             nominated
         );
-        let (earlier_nodes, fresh_nodes, buffer) = (
-            earlier!(node),
-            std::mem::take(&mut fresh.node),
-            std::mem::take(&mut buffers.node),
-        );
+        let (earlier_nodes, fresh_nodes) = (earlier!(node), std::mem::take(&mut fresh.node));
         s.spawn(|_| {
             let carry_node =
                 node_ids.map(|ids| move |n: Option<NodeId>| n.and_then(|n| ids[n.idx()]));
             let carry = carry_node.as_ref().map(|c| c as &(dyn Fn(_) -> _ + Sync));
-            (t.node, left.node) =
-                copied_column(pieces, rows, earlier_nodes, carry, fresh_nodes, buffer)
+            t.node = copied_column(pieces, rows, earlier_nodes, carry, fresh_nodes)
         });
     });
-    t.job = emptied(std::mem::take(&mut buffers.job), rows);
-    t.sub_job = emptied(std::mem::take(&mut buffers.sub_job), rows);
-    if let Earlier::Owned(earlier) = earlier {
-        let TaskTable {
-            mut job,
-            mut sub_job,
-            ..
-        } = *earlier;
-        job.clear();
-        sub_job.clear();
-        (left.job, left.sub_job) = (job, sub_job);
-    }
-    (t, ColumnBuffers(left))
+    t
 }
 
 #[cfg(test)]
@@ -687,19 +695,8 @@ mod tests {
         );
         let fresh = vec![-1, -2, -3];
         let earlier = || EarlierColumn::Owned(vec![10, 11, 12, 13]);
-        let (plain, left) = copied_column(
-            &owned.pieces,
-            owned.rows,
-            earlier(),
-            None,
-            fresh.clone(),
-            Vec::new(),
-        );
+        let plain = copied_column(&owned.pieces, owned.rows, earlier(), None, fresh.clone());
         assert_eq!(plain, [12, 13, -1, -2, -3]);
-        assert!(
-            left.is_empty() && left.capacity() >= 4,
-            "the earlier column's memory"
-        );
         let shared = Plan::of(&sources, Some((4, Ownership::Shared)));
         assert_eq!(
             shared.pieces,
@@ -712,27 +709,17 @@ mod tests {
         );
         let values = [10, 11, 12, 13];
         let double = |v: i32| v * 2;
-        let buffer = Vec::with_capacity(64);
-        let (carried, _) = copied_column(
+        let carried = copied_column(
             &shared.pieces,
             shared.rows,
             EarlierColumn::Shared(&values),
             Some(&double),
             vec![-1, -2],
-            buffer,
         );
         assert_eq!(carried, [24, 26, -1, 20, -2]);
-        assert_eq!(carried.capacity(), 64, "built in the buffer given");
         let none = Plan::of(&sources, None);
         assert_eq!(none.pieces, [Fresh { len: 5 }]);
-        let (all_fresh, _) = copied_column(
-            &none.pieces,
-            none.rows,
-            EarlierColumn::None,
-            None,
-            fresh,
-            Vec::new(),
-        );
+        let all_fresh = copied_column(&none.pieces, none.rows, EarlierColumn::None, None, fresh);
         assert_eq!(all_fresh, [-1, -2, -3]);
     }
 
@@ -763,13 +750,12 @@ mod tests {
             ],
             "a fresh source and a gap in the rows end a piece"
         );
-        let (column, _) = copied_column(
+        let column = copied_column(
             &whole.pieces,
             whole.rows,
             EarlierColumn::Owned((10..16).collect()),
             None,
             vec![-1],
-            Vec::new(),
         );
         assert_eq!(column, [10, 11, 12, -1, 13, 15]);
         let short = Plan::of(&sources, Some((2, Ownership::Owned)));
@@ -789,25 +775,45 @@ mod tests {
         let text = |s: &str| s.to_string();
         let earlier = EarlierColumn::Owned(vec![text("a"), text("b"), text("c"), text("d")]);
         let unused = Mutex::new(Released::default());
-        let (out, left) = column(&pieces, 3, earlier, vec![text("x")], Vec::new(), &unused);
+        let out = column(&pieces, 3, earlier, vec![text("x")], &unused);
         assert_eq!(out, ["b", "c", "x"]);
         assert_eq!(
             unused.lock().unwrap().0.len(),
             1,
             "a and d, to be freed later"
         );
-        assert!(
-            left.is_empty() && left.capacity() >= 4,
-            "the earlier column's memory"
-        );
         let values = [text("a"), text("b"), text("c")];
-        let shared = EarlierColumn::Shared(&values);
-        let (shared, _) = column(&pieces, 3, shared, vec![text("y")], left, &unused);
-        assert_eq!(shared, ["b", "c", "y"]);
-        assert!(
-            shared.capacity() >= 4,
-            "built in the memory the owned column left"
+        let shared = column(
+            &pieces,
+            3,
+            EarlierColumn::Shared(&values),
+            vec![text("y")],
+            &unused,
         );
+        assert_eq!(shared, ["b", "c", "y"]);
+    }
+
+    #[test]
+    fn fresh_rows_give_the_same_columns_read_row_by_row_or_column_by_column() {
+        let pods = pods(5);
+        let own_rows: Vec<Arc<TaskRow>> = pods.iter().map(|p| TaskRow::of(p)).collect();
+        let rows: Vec<FreshRow> = pods
+            .iter()
+            .zip(&own_rows)
+            .enumerate()
+            .map(|(i, (p, r))| match i % 2 {
+                0 => FreshRow::Derived(p),
+                _ => FreshRow::Given(p, r),
+            })
+            .collect();
+        let nodes = NodeTable::default();
+        let (by_row, by_column) = (
+            fresh_columns(&rows, &nodes, false),
+            fresh_columns(&rows, &nodes, true),
+        );
+        assert_eq!(format!("{by_row:?}"), format!("{by_column:?}"));
+        assert_eq!(by_row.len(), 5);
+        assert!(by_row.pod.iter().zip(&pods).all(|(a, b)| Arc::ptr_eq(a, b)));
     }
 
     #[test]
