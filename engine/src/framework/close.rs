@@ -13,6 +13,9 @@ use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
 use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
 use crate::snapshot::PodGroupCounts;
 
+/// Jobs whose allocated tasks one task of the pool sums per queue for the queues' status.
+const QUEUE_SUM_JOBS: usize = 2048;
+
 /// What closing one job adds to the decisions.
 struct JobClose {
     event: Option<Event>,
@@ -271,13 +274,33 @@ impl Session {
     fn queue_status(&self, d: &mut Decisions) {
         let snap = &self.state.snap;
         let q = &snap.queues;
-        let mut alloc: Vec<Resource> = vec![Resource::empty(); q.len()];
-        for j in snap.jobs.ids() {
-            let qi = snap.jobs.queue[j.idx()].idx();
-            for &t in &snap.jobs.tasks[j.idx()] {
-                if self.state.task_status[t.idx()].is_allocated() {
-                    alloc[qi].add(&snap.tasks.resreq[t.idx()]);
+        // Summed a fixed run of jobs at a time on the pool, the runs' sums then added in order
+        // (430k tasks one after another were a fifth of a steady large close). Quantities are
+        // whole milli-units and bytes, exact in an f64 up to 2^53, so the grouping does not
+        // change a sum, and it does not depend on the thread count.
+        let task_status = &self.state.task_status;
+        let runs: Vec<Vec<Resource>> = snap
+            .jobs
+            .queue
+            .par_iter()
+            .zip(snap.jobs.tasks.par_iter())
+            .chunks(QUEUE_SUM_JOBS)
+            .map(|jobs| {
+                let mut alloc = vec![Resource::empty(); q.len()];
+                for (qi, tasks) in jobs {
+                    for &t in tasks {
+                        if task_status[t.idx()].is_allocated() {
+                            alloc[qi.idx()].add(&snap.tasks.resreq[t.idx()]);
+                        }
+                    }
                 }
+                alloc
+            })
+            .collect();
+        let mut alloc: Vec<Resource> = vec![Resource::empty(); q.len()];
+        for run in runs {
+            for (total, part) in alloc.iter_mut().zip(&run) {
+                total.add(part);
             }
         }
         if let Some(root) = q.id("root") {
@@ -343,13 +366,43 @@ pub fn to_resource_list(r: &Resource) -> ResourceList {
 #[cfg(test)]
 mod tests {
     use crate::harness::Harness;
+    use crate::model::Resource;
 
-    /// A PodGroup `name` reporting `status`, with one pod running on `n1`.
-    fn running_group(name: &str, status: &str) -> String {
+    /// A PodGroup `name` in queue `q` reporting `status`, with one pod running on `n1`.
+    fn running_group_in(q: &str, name: &str, status: &str) -> String {
         format!(
-            "- {{kind: PodGroup, metadata: {{name: {name}, namespace: ns}}, spec: {{queue: q, minMember: 1}}, status: {status}}}\n\
+            "- {{kind: PodGroup, metadata: {{name: {name}, namespace: ns}}, spec: {{queue: {q}, minMember: 1}}, status: {status}}}\n\
              - {{kind: Pod, metadata: {{name: {name}-0, namespace: ns, uid: u-{name}, annotations: {{scheduling.k8s.io/group-name: {name}}}}}, spec: {{nodeName: n1, schedulerName: volcano, containers: [{{name: c, resources: {{requests: {{cpu: '1'}}}}}}]}}, status: {{phase: Running}}}}\n"
         )
+    }
+
+    /// A PodGroup `name` in queue `q` reporting `status`, with one pod running on `n1`.
+    fn running_group(name: &str, status: &str) -> String {
+        running_group_in("q", name, status)
+    }
+
+    #[test]
+    fn a_queues_allocated_status_sums_the_running_tasks_of_all_its_jobs_however_many() {
+        let jobs = 2 * super::QUEUE_SUM_JOBS + 5;
+        let objects: String = (0..jobs)
+            .map(|j| running_group_in(["a", "b"][j % 2], &format!("job-{j}"), "{phase: Running}"))
+            .collect();
+        let ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: priority\n")
+            .queue("a", 1)
+            .queue("b", 1)
+            .node("n1", "10000", "8Gi", &[])
+            .objects(&objects)
+            .open()
+            .unwrap();
+        let cpu: Vec<(String, f64)> = ssn
+            .close()
+            .queues
+            .iter()
+            .map(|q| (q.name.clone(), Resource::from_list(&q.allocated).milli_cpu))
+            .collect();
+        let (a, b) = (jobs.div_ceil(2) as f64, (jobs / 2) as f64);
+        let expected = [("a".to_string(), a * 1000.0), ("b".to_string(), b * 1000.0)];
+        assert_eq!(cpu, expected);
     }
 
     #[test]
