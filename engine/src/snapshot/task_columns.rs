@@ -307,7 +307,7 @@ macro_rules! row_columns {
     };
 }
 
-/// Fresh rows one task of the pool reads before the pieces are joined.
+/// Fresh rows one task of the pool reads into one piece.
 const FRESH_CHUNK: usize = 4096;
 
 /// Column `$field`'s value for `$row`, a pod and its row; the pod's node is looked up in
