@@ -365,6 +365,7 @@ pub fn to_resource_list(r: &Resource) -> ResourceList {
 
 #[cfg(test)]
 mod tests {
+    use crate::framework::Decisions;
     use crate::harness::Harness;
     use crate::model::Resource;
 
@@ -376,7 +377,15 @@ mod tests {
         )
     }
 
-    /// A PodGroup `name` in queue `q` reporting `status`, with one pod running on `n1`.
+    /// The decisions of a session over `objects`, queues `queues` and one node `n1` of `cpu`.
+    fn closed(queues: &[&str], cpu: &str, objects: &str) -> Decisions {
+        let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n";
+        let harness = queues.iter().fold(Harness::new(conf), |h, q| h.queue(q, 1));
+        let harness = harness.node("n1", cpu, "8Gi", &[]).objects(objects);
+        harness.open().unwrap().close()
+    }
+
+    /// `running_group_in` the queue named q.
     fn running_group(name: &str, status: &str) -> String {
         running_group_in("q", name, status)
     }
@@ -387,15 +396,7 @@ mod tests {
         let objects: String = (0..jobs)
             .map(|j| running_group_in(["a", "b"][j % 2], &format!("job-{j}"), "{phase: Running}"))
             .collect();
-        let ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: priority\n")
-            .queue("a", 1)
-            .queue("b", 1)
-            .node("n1", "10000", "8Gi", &[])
-            .objects(&objects)
-            .open()
-            .unwrap();
-        let cpu: Vec<(String, f64)> = ssn
-            .close()
+        let cpu: Vec<(String, f64)> = closed(&["a", "b"], "10000", &objects)
             .queues
             .iter()
             .map(|q| (q.name.clone(), Resource::from_list(&q.allocated).milli_cpu))
@@ -415,14 +416,7 @@ mod tests {
             running_group("other", "{phase: Custom, running: 1}"),
         ]
         .concat();
-        let ssn = Harness::new("actions: allocate\ntiers:\n- plugins:\n  - name: priority\n")
-            .queue("q", 1)
-            .node("n1", "4", "8Gi", &[])
-            .objects(&objects)
-            .open()
-            .unwrap();
-        let marks: Vec<(String, bool)> = ssn
-            .close()
+        let marks: Vec<(String, bool)> = closed(&["q"], "4", &objects)
             .pod_groups
             .iter()
             .map(|pg| (pg.name.to_string(), pg.changed))
