@@ -68,9 +68,8 @@ struct Plan<'s, 'p> {
 }
 
 impl<'s, 'p> Plan<'s, 'p> {
-    /// The plan for `sources` over an earlier table of `earlier` rows, `owned` or shared
-    /// (`None`: there is none, every row is fresh).
-    fn of(sources: &'s [Source<'p>], earlier: Option<(usize, Ownership)>) -> Self {
+    /// The plan for `sources` over the `earlier` table.
+    fn of(sources: &'s [Source<'p>], earlier: &Earlier) -> Self {
         let mut plan = Plan {
             pieces: Vec::new(),
             fresh: Vec::new(),
@@ -91,9 +90,11 @@ impl<'s, 'p> Plan<'s, 'p> {
                         len += pods.len();
                         i += 1;
                     }
-                    let taken = earlier.is_some_and(|(total, ownership)| {
-                        start + len <= total && (ownership == Ownership::Shared || start >= at)
-                    });
+                    let taken = match earlier {
+                        Earlier::Owned(t) => start >= at && start + len <= t.len(),
+                        Earlier::Shared(t) => start + len <= t.len(),
+                        Earlier::None => false,
+                    };
                     if taken {
                         plan.pieces.push(Piece::Earlier { start, len });
                         plan.rows += len;
@@ -117,13 +118,6 @@ impl<'s, 'p> Plan<'s, 'p> {
             _ => self.pieces.push(Piece::Fresh { len: 1 }),
         }
     }
-}
-
-/// Whether the earlier table's rows are moved out of it or copied.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Ownership {
-    Owned,
-    Shared,
 }
 
 /// The pods of earlier sources (a run's, when its rows must be derived after all).
@@ -310,24 +304,9 @@ macro_rules! row_columns {
 /// Fresh rows one task of the pool reads into one piece.
 const FRESH_CHUNK: usize = 4096;
 
-/// Column `$field`'s value for `$row`, a pod and its row; the pod's node is looked up in
-/// `$nodes`.
+/// Column `$field`'s value for `$row`, a pod and its row (the row's own field, unless named
+/// here); the pod's node is looked up in `$nodes`.
 macro_rules! fresh_value {
-    ($row:ident, $nodes:ident, uid) => {
-        $row.1.uid.clone()
-    };
-    ($row:ident, $nodes:ident, name) => {
-        $row.1.name.clone()
-    };
-    ($row:ident, $nodes:ident, namespace) => {
-        $row.1.namespace.clone()
-    };
-    ($row:ident, $nodes:ident, role) => {
-        $row.1.role.clone()
-    };
-    ($row:ident, $nodes:ident, resreq) => {
-        $row.1.resreq.clone()
-    };
     ($row:ident, $nodes:ident, best_effort) => {
         $row.1.resreq.is_empty()
     };
@@ -338,7 +317,7 @@ macro_rules! fresh_value {
         Arc::clone($row.0)
     };
     ($row:ident, $nodes:ident, $field:ident) => {
-        $row.1.$field
+        Clone::clone(&$row.1.$field)
     };
 }
 
@@ -437,14 +416,11 @@ fn column<T: Clone + Send + 'static>(
     fresh: Vec<Vec<T>>,
     unused: &Mutex<Released>,
 ) -> Vec<T> {
-    if let EarlierColumn::None = earlier {
-        return joined(fresh);
-    }
     let mut out = Vec::with_capacity(rows);
-    let mut fresh = fresh.into_iter().flatten();
     match earlier {
-        EarlierColumn::None => {}
+        EarlierColumn::None => return joined(fresh),
         EarlierColumn::Owned(values) => {
+            let mut fresh = fresh.into_iter().flatten();
             let mut taken = values.into_iter();
             let mut at = 0;
             let mut left = Vec::new();
@@ -465,6 +441,7 @@ fn column<T: Clone + Send + 'static>(
                 .push(Box::new(left));
         }
         EarlierColumn::Shared(values) => {
+            let mut fresh = fresh.into_iter().flatten();
             for piece in pieces {
                 match *piece {
                     Piece::Earlier { start, len } => {
@@ -524,13 +501,9 @@ pub(super) fn task_columns(
     node_ids: Option<&[Option<NodeId>]>,
     unused: &Mutex<Released>,
 ) -> TaskTable {
-    let shape = match &earlier {
-        Earlier::Owned(t) => Some((t.len(), Ownership::Owned)),
-        Earlier::Shared(t) => Some((t.len(), Ownership::Shared)),
-        Earlier::None => None,
-    };
-    let plan = Plan::of(sources, shape);
-    let mut fresh = fresh_columns(&plan.fresh, nodes, shape.is_none());
+    let plan = Plan::of(sources, &earlier);
+    let all_fresh = matches!(earlier, Earlier::None);
+    let mut fresh = fresh_columns(&plan.fresh, nodes, all_fresh);
     macro_rules! fresh {
         ($field:ident) => {
             fresh
@@ -610,6 +583,19 @@ mod tests {
         Run { pod, row, len }
     }
 
+    /// An earlier table of `rows` rows (only its length matters to a plan).
+    fn table(rows: usize) -> TaskTable {
+        TaskTable {
+            uid: vec![Arc::from(""); rows],
+            ..Default::default()
+        }
+    }
+
+    /// `table(rows)`, owned.
+    fn owned(rows: usize) -> Earlier<'static> {
+        Earlier::Owned(Box::new(table(rows)))
+    }
+
     #[test]
     fn a_job_with_the_very_same_pod_versions_takes_all_its_earlier_rows() {
         let earlier = pods(3);
@@ -646,7 +632,7 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["earlier", "fresh", "earlier"]);
-        let plan = Plan::of(&sources, Some((4, Ownership::Owned)));
+        let plan = Plan::of(&sources, &owned(4));
         assert_eq!(plan.rows, now.len());
     }
 
@@ -682,7 +668,7 @@ mod tests {
                 pods: &pods[3..],
             },
         ];
-        let owned = Plan::of(&sources, Some((4, Ownership::Owned)));
+        let owned = Plan::of(&sources, &owned(4));
         use Piece::{Earlier, Fresh};
         assert_eq!(
             owned.pieces,
@@ -698,7 +684,8 @@ mod tests {
         let earlier = || EarlierColumn::Owned(vec![10, 11, 12, 13]);
         let plain = copied_column(&owned.pieces, owned.rows, earlier(), None, fresh.clone());
         assert_eq!(plain, [12, 13, -1, -2, -3]);
-        let shared = Plan::of(&sources, Some((4, Ownership::Shared)));
+        let four = table(4);
+        let shared = Plan::of(&sources, &super::Earlier::Shared(&four));
         assert_eq!(
             shared.pieces,
             [
@@ -718,7 +705,7 @@ mod tests {
             vec![vec![-1], vec![-2]],
         );
         assert_eq!(carried, [24, 26, -1, 20, -2]);
-        let none = Plan::of(&sources, None);
+        let none = Plan::of(&sources, &super::Earlier::None);
         assert_eq!(none.pieces, [Fresh { len: 5 }]);
         let all_fresh = copied_column(&none.pieces, none.rows, EarlierColumn::None, None, fresh);
         assert_eq!(all_fresh, [-1, -2, -3]);
@@ -740,7 +727,7 @@ mod tests {
             earlier(5, 5..6),
         ];
         use Piece::{Earlier, Fresh};
-        let whole = Plan::of(&sources, Some((6, Ownership::Owned)));
+        let whole = Plan::of(&sources, &owned(6));
         assert_eq!(
             whole.pieces,
             [
@@ -759,7 +746,7 @@ mod tests {
             vec![vec![-1]],
         );
         assert_eq!(column, [10, 11, 12, -1, 13, 15]);
-        let short = Plan::of(&sources, Some((2, Ownership::Owned)));
+        let short = Plan::of(&sources, &owned(2));
         assert_eq!(
             short.pieces,
             [Fresh { len: 6 }],
