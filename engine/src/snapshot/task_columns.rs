@@ -406,6 +406,26 @@ fn joined<T>(mut fresh: Vec<Vec<T>>) -> Vec<T> {
     }
 }
 
+/// One column of `rows` rows: the pieces in order, each fresh one moved from `fresh` and each
+/// earlier one written by `earlier(out, start, len)`. The one walk over the pieces that every
+/// kind of earlier column shares.
+fn assemble<T>(
+    pieces: &[Piece],
+    rows: usize,
+    fresh: Vec<Vec<T>>,
+    mut earlier: impl FnMut(&mut Vec<T>, usize, usize),
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(rows);
+    let mut fresh = fresh.into_iter().flatten();
+    for piece in pieces {
+        match *piece {
+            Piece::Earlier { start, len } => earlier(&mut out, start, len),
+            Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
+        }
+    }
+    out
+}
+
 /// One column of `rows` rows: the earlier pieces moved out of the owned earlier column a run at
 /// a time (its values no piece takes are handed to `unused`, to be freed between cycles) or
 /// cloned from a shared one; the fresh pieces moved from `fresh`, in order.
@@ -416,43 +436,28 @@ fn column<T: Clone + Send + 'static>(
     fresh: Vec<Vec<T>>,
     unused: &Mutex<Released>,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(rows);
     match earlier {
-        EarlierColumn::None => return joined(fresh),
+        EarlierColumn::None => joined(fresh),
         EarlierColumn::Owned(values) => {
-            let mut fresh = fresh.into_iter().flatten();
             let mut taken = values.into_iter();
             let mut at = 0;
             let mut left = Vec::new();
-            for piece in pieces {
-                match *piece {
-                    Piece::Earlier { start, len } => {
-                        left.extend(taken.by_ref().take(start - at));
-                        out.extend(taken.by_ref().take(len));
-                        at = start + len;
-                    }
-                    Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
-                }
-            }
+            let out = assemble(pieces, rows, fresh, |out, start, len| {
+                left.extend(taken.by_ref().take(start - at));
+                out.extend(taken.by_ref().take(len));
+                at = start + len;
+            });
             left.extend(taken);
             unused
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(Box::new(left));
+            out
         }
-        EarlierColumn::Shared(values) => {
-            let mut fresh = fresh.into_iter().flatten();
-            for piece in pieces {
-                match *piece {
-                    Piece::Earlier { start, len } => {
-                        out.extend_from_slice(&values[start..start + len]);
-                    }
-                    Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
-                }
-            }
-        }
+        EarlierColumn::Shared(values) => assemble(pieces, rows, fresh, |out, start, len| {
+            out.extend_from_slice(&values[start..start + len]);
+        }),
     }
-    out
 }
 
 /// `column` for plain-data values: the earlier column, owned or shared, is only read, a run at
@@ -474,21 +479,13 @@ fn copied_column<T: Copy + Send + Sync + 'static>(
         EarlierColumn::Shared(values) => values,
         EarlierColumn::None => return joined(fresh),
     };
-    let mut out = Vec::with_capacity(rows);
-    let mut fresh = fresh.into_iter().flatten();
-    for piece in pieces {
-        match *piece {
-            Piece::Earlier { start, len } => {
-                let run = &values[start..start + len];
-                match carry {
-                    None => out.extend_from_slice(run),
-                    Some(carry) => out.extend(run.iter().map(|&v| carry(v))),
-                }
-            }
-            Piece::Fresh { len } => out.extend(fresh.by_ref().take(len)),
+    assemble(pieces, rows, fresh, |out, start, len| {
+        let run = &values[start..start + len];
+        match carry {
+            None => out.extend_from_slice(run),
+            Some(carry) => out.extend(run.iter().map(|&v| carry(v))),
         }
-    }
-    out
+    })
 }
 
 /// The task table's columns from `sources`: the fresh rows read once on the pool, then every
