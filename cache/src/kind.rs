@@ -15,11 +15,13 @@ pub enum ObjectKind {
     HyperNode,
     PodDisruptionBudget,
     NodeMetrics,
+    Namespace,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 8] = [
+    pub const ALL: [ObjectKind; 9] = [
+        ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
         ObjectKind::Node,
@@ -35,6 +37,13 @@ impl ObjectKind {
         matches!(self, ObjectKind::Node | ObjectKind::NodeMetrics)
     }
 
+    /// True for the kinds whose change may change every node's answer for a pod, so that
+    /// nothing carried over from the last session can be trusted (a namespace's labels decide
+    /// which pods an inter-pod affinity term with a `namespaceSelector` matches).
+    pub fn invalidates_carryover(self) -> bool {
+        matches!(self, ObjectKind::Namespace)
+    }
+
     /// The kind of an object.
     pub fn of(object: &ClusterObject) -> ObjectKind {
         match object {
@@ -46,6 +55,7 @@ impl ObjectKind {
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
+            ClusterObject::Namespace(_) => ObjectKind::Namespace,
         }
     }
 
@@ -65,6 +75,7 @@ impl ObjectKind {
             ObjectKind::HyperNode => "HyperNode",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::NodeMetrics => "NodeMetrics",
+            ObjectKind::Namespace => "Namespace",
         }
     }
 }
@@ -86,6 +97,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::HyperNode(o) => &o.metadata,
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
+        ClusterObject::Namespace(o) => &o.metadata,
     }
 }
 

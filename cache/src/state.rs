@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tephra_engine::api::{
-    ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue,
+    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
+    PriorityClass, Queue,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables};
@@ -26,6 +26,7 @@ pub struct ClusterState {
     pub(crate) hyper_nodes: Store<HyperNode>,
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
+    pub(crate) namespaces: Store<Namespace>,
     /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
     /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next
@@ -105,7 +106,12 @@ impl ClusterState {
 
     /// Applies one watch event.
     pub fn apply_event(&mut self, event: ClusterEvent) {
-        if event.kind().shapes_node_tables() {
+        if event.kind().invalidates_carryover() {
+            // Built afresh, the node tables carry no "changed since" list, and with none the
+            // next session re-derives every node.
+            self.node_tables = None;
+            self.changed_nodes.clear();
+        } else if event.kind().shapes_node_tables() {
             match self.node_updated_in_place(&event) {
                 Some(name) => {
                     self.changed_nodes.insert(name);
@@ -138,6 +144,7 @@ impl ClusterState {
                     ObjectKind::HyperNode => self.hyper_nodes.remove(&k),
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
+                    ObjectKind::Namespace => self.namespaces.remove(&k),
                 };
             }
         }
@@ -170,6 +177,7 @@ impl ClusterState {
             ClusterObject::HyperNode(o) => _ = self.hyper_nodes.upsert(k, *o),
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
+            ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
         }
         None
     }
@@ -239,6 +247,9 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
+        for o in self.namespaces.iter() {
+            b.namespace(o);
+        }
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();
         let snap = b.build();
@@ -261,6 +272,7 @@ impl ClusterState {
             self.hyper_nodes.changes(),
             self.pdbs.changes(),
             self.node_metrics.changes(),
+            self.namespaces.changes(),
         ]
         .iter()
         .sum()
@@ -411,6 +423,24 @@ mod tests {
         s.apply_event(ClusterEvent::Upsert(node("b")));
         let snap = s.snapshot("default");
         assert_eq!(snap.nodes.name, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn a_namespace_change_leaves_the_next_snapshot_with_no_changed_since_list() {
+        let mut s = ClusterState::from_objects([node("a")]);
+        s.snapshot("default");
+        assert!(s.snapshot("default").changed_since.is_some());
+        let mut ns = tephra_engine::api::Namespace::default();
+        ns.metadata.name = "team-a".into();
+        ns.metadata.labels.insert("team".into(), "a".into());
+        s.apply_event(ClusterEvent::Upsert(ClusterObject::Namespace(Box::new(ns))));
+        let snap = s.snapshot("default");
+        assert!(
+            snap.changed_since.is_none(),
+            "carried values must not outlive a namespace's labels"
+        );
+        assert_eq!(snap.namespaces.labels("team-a").get("team").unwrap(), "a");
+        assert!(s.snapshot("default").changed_since.is_some());
     }
 
     #[test]

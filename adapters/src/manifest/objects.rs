@@ -4,8 +4,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{
-    ClusterObject, HyperNode, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue,
+    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
+    PriorityClass, Queue,
 };
 
 use super::field_path::failing_field;
@@ -86,6 +86,9 @@ pub fn decode(
             )?))
         }
         ObjectKind::NodeMetrics => ClusterObject::NodeMetrics(Box::new(typed::<NodeMetrics>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::Namespace => ClusterObject::Namespace(Box::new(typed::<Namespace>(
             value, origin, location, &what,
         )?)),
     };

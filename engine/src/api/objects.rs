@@ -479,6 +479,14 @@ pub struct RegexMatch {
     pub pattern: String,
 }
 
+/// `v1 Namespace`, stripped to its name and labels, which an inter-pod affinity term's
+/// `namespaceSelector` matches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Namespace {
+    pub metadata: ObjectMeta,
+}
+
 /// `policy/v1 PodDisruptionBudget`, stripped to what victim filtering reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -524,4 +532,5 @@ pub enum ClusterObject {
     HyperNode(Box<HyperNode>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     NodeMetrics(Box<NodeMetrics>),
+    Namespace(Box<Namespace>),
 }

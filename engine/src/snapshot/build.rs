@@ -14,6 +14,7 @@ use super::hyper_nodes::CLUSTER_TOP;
 use super::job_columns::{JobSource, job_columns, sort_by_uid};
 use super::job_row::JobRow;
 use super::jobs::{NetworkTopology, TopologyMode};
+use super::namespaces::NamespaceTable;
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
 use super::task_columns::{
@@ -25,8 +26,8 @@ use super::{
     QueueTable, Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
-    HyperNode, LabelSelector, NetworkTopologySpec, Node, NodeMetrics, Pod, PodDisruptionBudget,
-    PodGroup, PriorityClass, Queue, ResourceList,
+    HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics, Pod,
+    PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -55,6 +56,7 @@ pub struct SnapshotBuilder<'a> {
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
+    namespaces: NamespaceTable,
     /// Node tables of an earlier snapshot, used instead of the node objects when set.
     node_tables: Option<NodeTables>,
     /// Job and task tables of an earlier snapshot, whose rows of unchanged jobs are reused;
@@ -192,6 +194,10 @@ impl<'a> SnapshotBuilder<'a> {
         self.node_metrics.push(m);
         self
     }
+    pub fn namespace(&mut self, ns: &Arc<Namespace>) -> &mut Self {
+        self.namespaces.insert(ns);
+        self
+    }
     /// Takes the node side from an earlier snapshot built from the same node and node-metrics
     /// objects; the node and node-metrics objects given to this builder are then not read.
     pub fn node_tables(&mut self, tables: NodeTables) -> &mut Self {
@@ -271,6 +277,7 @@ impl<'a> SnapshotBuilder<'a> {
             }
         });
         snap.pdbs = self.pdbs.clone();
+        snap.namespaces = Arc::new(self.namespaces.clone());
         self.build_queues(&mut snap.queues);
         match self.unchanged_tables(&snap.nodes) {
             Some(tables) => {

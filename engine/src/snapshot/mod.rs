@@ -14,6 +14,7 @@ mod job_columns;
 mod job_row;
 mod jobs;
 mod label_index;
+mod namespaces;
 mod node_refresh;
 mod node_row;
 mod node_set;
@@ -36,6 +37,7 @@ pub use id_lists::IdLists;
 pub use job_row::prepare_job_row;
 pub use jobs::{JobTable, NetworkTopology, PodGroupCounts, SubJobTable, TopologyMode};
 pub use label_index::LabelIndex;
+pub use namespaces::NamespaceTable;
 pub use node_refresh::Refreshed;
 pub use node_row::prepare_node_row;
 pub use node_set::NodeSet;
@@ -66,6 +68,8 @@ pub struct Snapshot {
     pub labels: Arc<LabelIndex>,
     /// Node taint index: bitmaps of nodes per taint and of nodes that repel pods.
     pub taints: Arc<TaintIndex>,
+    /// Namespaces, for their labels.
+    pub namespaces: Arc<NamespaceTable>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// Values derived from this snapshot and shared within the cycle.

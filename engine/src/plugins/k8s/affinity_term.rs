@@ -1,15 +1,17 @@
 //! Inter-pod affinity terms as kube-scheduler processes them (`fwk.AffinityTerm`): a label
 //! selector, the namespaces it applies to, and a topology key.
 //!
-//! tephra has no Namespace objects, so every namespace is taken to have no labels: a
-//! `namespaceSelector` then selects every namespace when it matches an empty label set (`{}`, or
-//! only `NotIn`/`DoesNotExist` requirements) and none otherwise. kube would list the real
-//! namespaces; the two agree for `{}`, the common case.
+//! A `namespaceSelector` is matched against the labels of the candidate pod's namespace, from
+//! the snapshot's Namespaces; a namespace the cluster does not list has none. kube resolves the
+//! incoming pod's own selectors into namespace names by listing the namespaces
+//! (`mergeAffinityTermNamespacesIfNotEmpty`) and matches existing pods' terms against the
+//! incoming pod's namespace labels (`AffinityTerm.Matches`); both come to this test.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::api::{Pod, PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::selector::Selector;
+use crate::snapshot::NamespaceTable;
 
 /// A processed `PodAffinityTerm`.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,10 +48,12 @@ impl AffinityTerm {
         })
     }
 
-    /// `AffinityTerm.Matches`: the pod is in one of the term's namespaces and carries its labels.
-    pub fn matches(&self, pod: &Pod) -> bool {
-        let in_namespace = self.namespaces.contains(&pod.metadata.namespace)
-            || self.namespace_selector.matches(&BTreeMap::new());
+    /// `AffinityTerm.Matches`: the pod is in one of the term's namespaces, or in one whose
+    /// labels the term's namespace selector selects, and carries the term's labels.
+    pub fn matches(&self, pod: &Pod, namespaces: &NamespaceTable) -> bool {
+        let ns = &pod.metadata.namespace;
+        let in_namespace =
+            self.namespaces.contains(ns) || self.namespace_selector.matches(namespaces.labels(ns));
         in_namespace && self.selector.matches(&pod.metadata.labels)
     }
 }
@@ -76,8 +80,8 @@ pub fn parse_weighted_terms(
 }
 
 /// `podMatchesAllAffinityTerms`: false for an empty list.
-pub fn matches_all(terms: &[AffinityTerm], pod: &Pod) -> bool {
-    !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
+pub fn matches_all(terms: &[AffinityTerm], pod: &Pod, namespaces: &NamespaceTable) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.matches(pod, namespaces))
 }
 
 #[cfg(test)]
@@ -86,6 +90,10 @@ mod tests {
 
     fn pod(yaml: &str) -> Pod {
         serde_saphyr::from_str(yaml).unwrap()
+    }
+
+    fn none() -> NamespaceTable {
+        NamespaceTable::default()
     }
 
     fn term(yaml: &str) -> PodAffinityTerm {
@@ -100,8 +108,14 @@ mod tests {
             &term("labelSelector: {matchLabels: {app: a}}\ntopologyKey: zone"),
         )
         .unwrap();
-        assert!(t.matches(&pod("metadata: {namespace: ns1, labels: {app: a}}")));
-        assert!(!t.matches(&pod("metadata: {namespace: ns2, labels: {app: a}}")));
+        assert!(t.matches(
+            &pod("metadata: {namespace: ns1, labels: {app: a}}"),
+            &none()
+        ));
+        assert!(!t.matches(
+            &pod("metadata: {namespace: ns2, labels: {app: a}}"),
+            &none()
+        ));
     }
 
     #[test]
@@ -112,7 +126,7 @@ mod tests {
             &term("labelSelector: {}\nnamespaceSelector: {}\ntopologyKey: zone"),
         )
         .unwrap();
-        assert!(t.matches(&pod("metadata: {namespace: other}")));
+        assert!(t.matches(&pod("metadata: {namespace: other}"), &none()));
         let labelled = AffinityTerm::new(
             &owner,
             &term(
@@ -121,8 +135,31 @@ mod tests {
         )
         .unwrap();
         assert!(
-            !labelled.matches(&pod("metadata: {namespace: ns1}")),
+            !labelled.matches(&pod("metadata: {namespace: ns1}"), &none()),
             "listed namespaces replace the owner's"
+        );
+    }
+
+    #[test]
+    fn a_namespace_selector_matches_the_labels_of_the_pods_namespace() {
+        let owner = pod("metadata: {namespace: ns1}");
+        let t = AffinityTerm::new(
+            &owner,
+            &term(
+                "labelSelector: {}\nnamespaceSelector: {matchLabels: {team: x}}\ntopologyKey: zone",
+            ),
+        )
+        .unwrap();
+        let mut namespaces = NamespaceTable::default();
+        let mut team_x = crate::api::Namespace::default();
+        team_x.metadata.name = "x-1".into();
+        team_x.metadata.labels.insert("team".into(), "x".into());
+        namespaces.insert(&std::sync::Arc::new(team_x));
+        assert!(t.matches(&pod("metadata: {namespace: x-1}"), &namespaces));
+        assert!(!t.matches(&pod("metadata: {namespace: y-1}"), &namespaces));
+        assert!(
+            !t.matches(&pod("metadata: {namespace: x-1}"), &none()),
+            "an unlisted namespace has no labels"
         );
     }
 
@@ -130,7 +167,7 @@ mod tests {
     fn a_nil_label_selector_matches_no_pod() {
         let owner = pod("metadata: {namespace: ns1}");
         let t = AffinityTerm::new(&owner, &term("topologyKey: zone")).unwrap();
-        assert!(!t.matches(&pod("metadata: {namespace: ns1}")));
-        assert!(!matches_all(&[], &owner));
+        assert!(!t.matches(&pod("metadata: {namespace: ns1}"), &none()));
+        assert!(!matches_all(&[], &owner, &none()));
     }
 }

@@ -357,6 +357,11 @@ impl<'a> Cluster<'a> {
         self.ssn.snap.nodes.ids()
     }
 
+    /// The snapshot's namespaces, for affinity terms' namespace selectors.
+    pub fn namespaces(&self) -> &'a crate::snapshot::NamespaceTable {
+        &self.ssn.snap.namespaces
+    }
+
     /// A node's labels.
     pub fn labels(&self, n: NodeId) -> &'a BTreeMap<String, String> {
         &self.ssn.snap.nodes.labels[n.idx()]

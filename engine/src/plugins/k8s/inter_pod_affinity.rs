@@ -52,6 +52,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
     }
     let pod = c.pod(task);
     let info = c.info(task);
+    let namespaces = c.namespaces();
     if let Some(e) = &info.parse_error {
         return Err(Status {
             code: StatusCode::UnschedulableAndUnresolvable,
@@ -66,7 +67,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
                 .info(e)
                 .required_anti_affinity
                 .iter()
-                .filter(|t| t.matches(pod))
+                .filter(|t| t.matches(pod, namespaces))
             {
                 bump(&mut existing_anti_affinity, labels, &term.topology_key);
             }
@@ -79,7 +80,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
             let labels = c.labels(n);
             for &e in c.pods_on(n) {
                 let other = c.pod(e);
-                if matches_all(&info.required_affinity, other) {
+                if matches_all(&info.required_affinity, other, namespaces) {
                     for term in &info.required_affinity {
                         bump(&mut affinity, labels, &term.topology_key);
                     }
@@ -87,7 +88,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
                 for term in info
                     .required_anti_affinity
                     .iter()
-                    .filter(|t| t.matches(other))
+                    .filter(|t| t.matches(other, namespaces))
                 {
                     bump(&mut anti_affinity, labels, &term.topology_key);
                 }
@@ -106,7 +107,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
         anti_affinity,
         required_affinity: info.required_affinity.to_vec(),
         required_anti_affinity: info.required_anti_affinity.to_vec(),
-        matches_own_affinity: matches_all(&info.required_affinity, pod),
+        matches_own_affinity: matches_all(&info.required_affinity, pod, namespaces),
     }))
 }
 
@@ -133,12 +134,13 @@ pub fn update_with_pod(
     labels: &BTreeMap<String, String>,
     delta: i64,
 ) {
+    let namespaces = c.namespaces();
     let pod = c.pod(preemptor);
     for term in c
         .info(other)
         .required_anti_affinity
         .iter()
-        .filter(|t| t.matches(pod))
+        .filter(|t| t.matches(pod, namespaces))
     {
         add(
             &mut s.existing_anti_affinity,
@@ -148,7 +150,7 @@ pub fn update_with_pod(
         );
     }
     let other_pod = c.pod(other);
-    if matches_all(&s.required_affinity, other_pod) {
+    if matches_all(&s.required_affinity, other_pod, namespaces) {
         for term in &s.required_affinity {
             add(&mut s.affinity, labels, &term.topology_key, delta);
         }
@@ -156,7 +158,7 @@ pub fn update_with_pod(
     for term in s
         .required_anti_affinity
         .iter()
-        .filter(|t| t.matches(other_pod))
+        .filter(|t| t.matches(other_pod, namespaces))
     {
         add(&mut s.anti_affinity, labels, &term.topology_key, delta);
     }

@@ -12,6 +12,7 @@ use super::cluster::Cluster;
 use super::normalize::MAX_NODE_SCORE;
 use crate::api::Pod;
 use crate::model::{NodeId, TaskId};
+use crate::snapshot::NamespaceTable;
 
 /// Score per topology key and value.
 type TopologyScores = HashMap<String, HashMap<String, i64>>;
@@ -21,10 +22,11 @@ fn process(
     scores: &mut TopologyScores,
     terms: &[WeightedAffinityTerm],
     target: &Pod,
+    namespaces: &NamespaceTable,
     labels: &BTreeMap<String, String>,
     sign: i64,
 ) {
-    for t in terms.iter().filter(|t| t.term.matches(target)) {
+    for t in terms.iter().filter(|t| t.term.matches(target, namespaces)) {
         if let Some(v) = labels.get(&t.term.topology_key) {
             *scores
                 .entry(t.term.topology_key.clone())
@@ -78,19 +80,36 @@ pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId]) -> Result<Option<Vec<
                 continue;
             }
             let other = c.pod(e);
-            process(&mut topology, &info.preferred_affinity, other, labels, 1);
+            let ns = c.namespaces();
+            process(
+                &mut topology,
+                &info.preferred_affinity,
+                other,
+                ns,
+                labels,
+                1,
+            );
             process(
                 &mut topology,
                 &info.preferred_anti_affinity,
                 other,
+                ns,
                 labels,
                 -1,
             );
-            process(&mut topology, &existing.preferred_affinity, pod, labels, 1);
+            process(
+                &mut topology,
+                &existing.preferred_affinity,
+                pod,
+                ns,
+                labels,
+                1,
+            );
             process(
                 &mut topology,
                 &existing.preferred_anti_affinity,
                 pod,
+                ns,
                 labels,
                 -1,
             );

@@ -6,10 +6,9 @@
 //! are kube's. Integer arithmetic (truncating division, float-to-int truncation) follows kube
 //! exactly, because node choices depend on it.
 //!
-//! Not modelled, because tephra has no such objects yet: Namespace labels (a
-//! `namespaceSelector` is matched against an empty label set), Services and workload
-//! controllers (so no system-default spread constraints), volumes, PVCs and CSI nodes (the
-//! volume filters always skip), resource claims, image volumes and pod-level resources.
+//! Not modelled, because tephra has no such objects yet: Services and workload controllers (so
+//! no system-default spread constraints), volumes, PVCs and CSI nodes (the volume filters always
+//! skip), resource claims, image volumes and pod-level resources.
 
 pub mod affinity_term;
 pub mod balanced_allocation;
