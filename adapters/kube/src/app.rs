@@ -58,6 +58,9 @@ async fn ensure_queue(w: &Writer, name: &str, reclaimable: bool) -> Result<(), S
 
 /// Runs vc-scheduler; returns only on a fatal error.
 pub async fn run(flags: Flags) -> Result<(), String> {
+    for gate in &flags.feature_gates.unknown {
+        tracing::warn!("--feature-gates: {gate} has no effect in tephra");
+    }
     let client = crate::client::build(&flags.kubeconfig, &flags.master).await?;
     let mut registry = tephra_adapters::plugins::registry();
     // Plugin libraries (tephra-plugin-sdk) stay loaded for the scheduler's lifetime.
@@ -137,7 +140,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         scheduler_names: names.clone(),
         node_selector: flags.node_selector_pairs().map_err(|e| e.to_string())?,
     };
-    let watched = watched_kinds(flags.priority_class);
+    let watched = watched_kinds(flags.priority_class, &flags.feature_gates);
     let (tx, rx) = mpsc::channel(FEED_CAPACITY);
     for &kind in &watched {
         tokio::spawn(run_watch(client.clone(), kind, keep.clone(), tx.clone()));

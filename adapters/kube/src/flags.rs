@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 use tephra_engine::framework::NodeSampling;
 
+use crate::feature_gates::FeatureGates;
+
 /// A Go duration (`1s`, `.5s`, `1m30s`) as a `Duration`; negative values are refused.
 pub fn go_duration(s: &str) -> Result<Duration, String> {
     let secs = tephra_engine::model::parse_go_duration(s).map_err(|e| e.to_string())?;
@@ -148,9 +150,11 @@ pub struct Flags {
     /// NodeShard owned by this scheduler (used only with sharding).
     #[arg(long = "scheduler-sharding-name", default_value = "volcano")]
     pub scheduler_sharding_name: String,
-    /// Feature gates, `Name=bool,...` (accepted; tephra has no gated behaviour).
-    #[arg(long = "feature-gates", default_value = "")]
-    pub feature_gates: String,
+    /// Feature gates, `Name=bool,...`: Volcano's gates that decide what the cache watches
+    /// (PodDisruptionBudgetsSupport, WorkLoadSupport, PriorityClass, ResourceTopology); other
+    /// names are accepted and named in a warning.
+    #[arg(long = "feature-gates", default_value = "", value_parser = FeatureGates::parse)]
+    pub feature_gates: FeatureGates,
     /// Take part in leader election before scheduling.
     #[arg(long = "leader-elect", num_args = 0..=1, require_equals = true, default_value = "true",
           default_missing_value = "true", value_parser = go_bool, action = ArgAction::Set)]

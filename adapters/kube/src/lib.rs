@@ -6,6 +6,7 @@ pub mod app;
 pub mod client;
 pub mod conf;
 pub mod dump;
+pub mod feature_gates;
 pub mod flags;
 pub mod http;
 pub mod leader;

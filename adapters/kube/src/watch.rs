@@ -13,6 +13,7 @@ use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
 use tephra_engine::api::ClusterObject;
 use tokio::sync::mpsc;
 
+use crate::feature_gates::FeatureGates;
 use crate::objects::{Raw, Responsibility, convert};
 
 /// What the watches tell the scheduler loop.
@@ -35,20 +36,24 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::HyperNode => ("topology.volcano.sh", "v1alpha1", "hypernodes"),
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
+        ObjectKind::Namespace => ("", "v1", "namespaces"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }
 
-/// The kinds to watch: PriorityClasses only with `--priority-class`.
-pub fn watched_kinds(priority_class: bool) -> Vec<ObjectKind> {
-    let mut kinds = vec![
-        ObjectKind::Queue,
-        ObjectKind::Node,
-        ObjectKind::PodGroup,
-        ObjectKind::Pod,
-    ];
-    if priority_class {
-        kinds.insert(0, ObjectKind::PriorityClass);
+/// The kinds to watch, as Volcano's cache registers its informers (Volcano:
+/// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
+/// and their gate, PodDisruptionBudgets with theirs, Namespaces and HyperNodes always.
+pub fn watched_kinds(priority_class: bool, gates: &FeatureGates) -> Vec<ObjectKind> {
+    let mut kinds = Vec::new();
+    if priority_class && gates.priority_class {
+        kinds.push(ObjectKind::PriorityClass);
+    }
+    kinds.extend([ObjectKind::Namespace, ObjectKind::Queue, ObjectKind::Node]);
+    kinds.push(ObjectKind::HyperNode);
+    kinds.extend([ObjectKind::PodGroup, ObjectKind::Pod]);
+    if gates.pod_disruption_budgets {
+        kinds.push(ObjectKind::PodDisruptionBudget);
     }
     kinds
 }
@@ -107,6 +112,17 @@ impl KindFeed {
                 out
             }
         }
+    }
+
+    /// The API server does not serve the kind (its CRD is not installed): it has no objects
+    /// until it does, so the first such answer counts as a complete list. The watch keeps
+    /// retrying and lists the kind once the CRD appears.
+    pub fn on_not_served(&mut self) -> Option<Feed> {
+        if self.synced {
+            return None;
+        }
+        self.synced = true;
+        Some(Feed::Synced(self.kind))
     }
 
     fn key_of_last(&self, out: &[Feed]) -> Option<(String, String)> {
@@ -193,9 +209,26 @@ pub async fn run_watch(
                     }
                 }
             }
+            Err(e) if is_not_served(&e) => {
+                if let Some(synced) = feed.on_not_served() {
+                    tracing::warn!(
+                        "watch of {kind}: the API server does not serve {} ({e}); \
+                         scheduling as if there were none until it does",
+                        api_resource(kind).plural
+                    );
+                    if tx.send(synced).await.is_err() {
+                        return;
+                    }
+                }
+            }
             Err(e) => tracing::warn!("watch of {kind}: {e}"),
         }
     }
+}
+
+/// Whether a watch error says the resource does not exist on the server (404 on the list).
+fn is_not_served(e: &watcher::Error) -> bool {
+    matches!(e, watcher::Error::InitialListFailed(kube::Error::Api(status)) if status.code == 404)
 }
 
 #[cfg(test)]
@@ -263,6 +296,60 @@ mod tests {
         let mut f = KindFeed::new(ObjectKind::Queue, keep());
         let bad = object(ObjectKind::Queue, "q", json!({"spec": {"weight": "heavy"}}));
         assert!(f.on_event(Event::Apply(bad)).is_empty());
+    }
+
+    #[test]
+    fn a_kind_the_server_does_not_serve_counts_as_synced_once() {
+        let mut f = KindFeed::new(ObjectKind::HyperNode, keep());
+        let synced: Vec<Feed> = f.on_not_served().into_iter().collect();
+        assert_eq!(names(&synced), ["synced HyperNode"]);
+        assert!(f.on_not_served().is_none());
+        f.on_event(Event::Init);
+        f.on_event(Event::InitApply(object(
+            ObjectKind::HyperNode,
+            "s0",
+            json!({}),
+        )));
+        assert_eq!(
+            names(&f.on_event(Event::InitDone)),
+            Vec::<String>::new(),
+            "a later list is not reported as a first sync again"
+        );
+    }
+
+    #[test]
+    fn only_a_404_on_the_list_means_not_served() {
+        let status = |code| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                ..Default::default()
+            }))
+        };
+        assert!(is_not_served(&watcher::Error::InitialListFailed(status(
+            404
+        ))));
+        assert!(!is_not_served(&watcher::Error::InitialListFailed(status(
+            403
+        ))));
+        assert!(!is_not_served(&watcher::Error::WatchFailed(status(404))));
+    }
+
+    #[test]
+    fn volcanos_default_gates_watch_budgets_and_hyper_nodes() {
+        let kinds = watched_kinds(true, &FeatureGates::default());
+        for k in [
+            ObjectKind::PriorityClass,
+            ObjectKind::HyperNode,
+            ObjectKind::PodDisruptionBudget,
+            ObjectKind::Pod,
+        ] {
+            assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
+        }
+        let off =
+            FeatureGates::parse("PodDisruptionBudgetsSupport=false,PriorityClass=false").unwrap();
+        let kinds = watched_kinds(true, &off);
+        assert!(!kinds.contains(&ObjectKind::PodDisruptionBudget));
+        assert!(!kinds.contains(&ObjectKind::PriorityClass));
     }
 
     #[test]
