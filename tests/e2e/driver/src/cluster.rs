@@ -272,6 +272,38 @@ impl Cluster {
             .transpose()?)
     }
 
+    /// Deletes one object; one that is already gone is no error.
+    pub async fn delete(&self, api_version: &str, kind: &str, ns: &str, name: &str) -> Result<()> {
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("delete {kind} {ns}/{name}")),
+        }
+    }
+
+    /// Merges `status` into the object's status through its status subresource, as the
+    /// controller that owns that status would (a kubelet for pods, the disruption controller
+    /// for PodDisruptionBudgets; the e2e cluster runs neither).
+    pub async fn patch_status(
+        &self,
+        api_version: &str,
+        kind: &str,
+        ns: &str,
+        name: &str,
+        status: Value,
+    ) -> Result<()> {
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        api.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": status })),
+        )
+        .await
+        .with_context(|| format!("status of {kind} {ns}/{name}"))?;
+        Ok(())
+    }
+
     /// Posts a binding for a pod, as a plain client (the throughput ceiling measurement).
     pub async fn bind(&self, ns: &str, pod: &str, node: &str) -> Result<()> {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);

@@ -29,6 +29,9 @@ impl Ctx {
         cluster
             .apply_file(&env.deploy.join("crd-queues.yaml"))
             .await?;
+        cluster
+            .apply_file(&env.deploy.join("crd-hypernodes.yaml"))
+            .await?;
         cluster.namespace("volcano-system").await?;
         cluster.apply_file(&env.deploy.join("rbac.yaml")).await?;
         cluster
@@ -40,7 +43,10 @@ impl Ctx {
             async move {
                 Ok(c.get("scheduling.volcano.sh/v1beta1", "Queue", "", "none")
                     .await
-                    .is_ok())
+                    .is_ok()
+                    && c.get("topology.volcano.sh/v1alpha1", "HyperNode", "", "none")
+                        .await
+                        .is_ok())
             }
         })
         .await?;

@@ -2,9 +2,11 @@
 
 mod cli;
 mod gang;
+mod hyper_node;
 mod leader;
 mod metrics;
 mod node_selector;
+mod pdb;
 mod pod_deleted;
 mod proportion;
 mod reload;
@@ -28,6 +30,8 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("gang", |c| Box::pin(gang::run(c))),
     ("proportion", |c| Box::pin(proportion::run(c))),
     ("node-selector", |c| Box::pin(node_selector::run(c))),
+    ("pdb-blocks-eviction", |c| Box::pin(pdb::run(c))),
+    ("hypernode-gang", |c| Box::pin(hyper_node::run(c))),
     ("hot-reload", |c| Box::pin(reload::run(c))),
     ("metrics", |c| Box::pin(metrics::run(c))),
     ("leader-election", |c| Box::pin(leader::run(c))),
