@@ -10,6 +10,7 @@ mod proportion;
 mod reload;
 mod restart;
 mod throughput;
+mod unknown_plugin;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,6 +31,9 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("node-selector", |c| Box::pin(node_selector::run(c))),
     ("hot-reload", |c| Box::pin(reload::run(c))),
     ("metrics", |c| Box::pin(metrics::run(c))),
+    ("unknown-plugin-skipped", |c| {
+        Box::pin(unknown_plugin::run(c))
+    }),
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
