@@ -21,7 +21,9 @@ use crate::workload::{DEFAULT_SEED, GangMixed, load_workload, named, names, writ
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    /// Load every tephra plugin library (`*.so` built with tephra-plugin-sdk, see
+    /// docs/plugins.md) in DIR, so its plugins can be named in the tiers. Go plugins built for
+    /// Volcano are named and refused.
     #[arg(long, global = true, value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
     /// Refuse a configuration that names an unknown plugin, a wrongly typed plugin argument or

@@ -96,7 +96,9 @@ pub struct Flags {
     /// Fixed percentage of nodes searched; <= 0 means adaptive (Volcano's default 0).
     #[arg(long = "percentage-nodes-to-find")]
     pub percentage_nodes_to_find: Option<i32>,
-    /// Directory of Go plugins (.so); tephra cannot load Go plugins and refuses a non-empty one.
+    /// Directory of tephra plugin libraries (`*.so` built with tephra-plugin-sdk, see
+    /// docs/plugins.md), loaded at start-up so their plugins can be named in the tiers. Go
+    /// plugins built for Volcano cannot be loaded: each is named and start-up stops.
     #[arg(long = "plugins-dir", default_value = "")]
     pub plugins_dir: String,
     /// Register CSI informers (accepted; tephra's predicates need none).
