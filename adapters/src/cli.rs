@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use tephra_engine::framework::PluginRegistry;
+use tephra_engine::framework::{PluginRegistry, Strictness};
 
 use crate::bench::{BenchOptions, run_bench};
 use crate::conformance::run_conformance;
@@ -21,9 +21,16 @@ use crate::workload::{DEFAULT_SEED, GangMixed, load_workload, named, names, writ
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Load every plugin library in DIR; its plugins can be named in the tiers.
+    /// Load every tephra plugin library (`*.so` built with tephra-plugin-sdk, see
+    /// docs/plugins.md) in DIR, so its plugins can be named in the tiers. Go plugins built for
+    /// Volcano are named and refused.
     #[arg(long, global = true, value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
+    /// Refuse a configuration that names an unknown plugin, a wrongly typed plugin argument or
+    /// a `configurations` entry for no action, instead of warning and running the rest as
+    /// Volcano does.
+    #[arg(long, global = true)]
+    pub strict_config: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,12 +133,17 @@ pub struct ConformanceArgs {
 /// Runs a parsed command with the plugins of `registry` plus those of `--plugins-dir`;
 /// returns the process exit status. Errors go to `err` as one line.
 pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let strictness = if cli.strict_config {
+        Strictness::Refuse
+    } else {
+        Strictness::SetAside
+    };
     let result = with_plugins_dir(registry, cli.plugins_dir.as_deref()).and_then(|registry| {
         match cli.command {
-            Command::Simulate(a) => run_simulate(a, &registry, out, err),
-            Command::Conformance(a) => run_conformance_command(a, &registry, out),
+            Command::Simulate(a) => run_simulate(a, &registry, strictness, out, err),
+            Command::Conformance(a) => run_conformance_command(a, &registry, strictness, out, err),
             Command::Gen(a) => run_gen(a, err),
-            Command::Bench(a) => run_bench_command(a, &registry, out),
+            Command::Bench(a) => run_bench_command(a, &registry, strictness, out, err),
         }
     });
     match result {
@@ -156,9 +168,18 @@ fn with_plugins_dir(
     Ok(registry)
 }
 
+/// Writes one `warning:` line per configuration part set aside.
+fn write_warnings(warnings: &[String], err: &mut dyn Write) -> Result<(), String> {
+    for w in warnings {
+        writeln!(err, "warning: {w}").map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 fn run_simulate(
     a: SimulateArgs,
     registry: &PluginRegistry,
+    strictness: Strictness,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, String> {
@@ -166,8 +187,10 @@ fn run_simulate(
         files: a.files,
         conf: a.conf,
         cycles: a.cycles,
+        strictness,
     };
     let sim = simulate(&options, registry).map_err(|e| e.to_string())?;
+    write_warnings(&sim.warnings, err)?;
     for note in &sim.notes {
         writeln!(err, "note: {note}").map_err(|e| e.to_string())?;
     }
@@ -182,11 +205,13 @@ fn run_simulate(
 fn run_conformance_command(
     a: ConformanceArgs,
     registry: &PluginRegistry,
+    strictness: Strictness,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<u8, String> {
     let files = find_scenario_files(&a.paths).map_err(|e| e.to_string())?;
-    let summary =
-        run_conformance(&files, registry, out).map_err(|e| format!("cannot write output: {e}"))?;
+    let summary = run_conformance(&files, registry, strictness, out, err)
+        .map_err(|e| format!("cannot write output: {e}"))?;
     Ok(u8::from(summary.failed > 0))
 }
 
@@ -233,10 +258,17 @@ fn run_gen(a: GenArgs, err: &mut dyn Write) -> Result<u8, String> {
 fn run_bench_command(
     a: BenchArgs,
     registry: &PluginRegistry,
+    strictness: Strictness,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<u8, String> {
     let conf = match &a.conf {
-        Some(path) => resolve_conf(Some(path), None, registry).map_err(|e| e.to_string())?,
+        Some(path) => {
+            let resolved =
+                resolve_conf(Some(path), None, registry, strictness).map_err(|e| e.to_string())?;
+            write_warnings(&resolved.warnings, err)?;
+            resolved.config
+        }
         None => scheduler_conf(),
     };
     let threads = a.threads.map_or_else(
@@ -350,5 +382,64 @@ mod tests {
             "{err}"
         );
         assert_eq!(err.lines().count(), 1);
+    }
+
+    fn simulate_with_conf(conf: &str, strict: bool) -> (u8, String) {
+        let dir = crate::test_dir::TestDir::new(&[
+            ("node.yaml", "kind: Node\nmetadata: {name: n1}\n"),
+            ("conf.yaml", conf),
+        ]);
+        let (node, conf) = (dir.join("node.yaml"), dir.join("conf.yaml"));
+        let mut argv = vec!["tephra", "simulate", node.to_str().unwrap()];
+        argv.extend(["--conf", conf.to_str().unwrap()]);
+        if strict {
+            argv.push("--strict-config");
+        }
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = run(cli, &crate::plugins::registry(), &mut out, &mut err);
+        (status, String::from_utf8(err).unwrap())
+    }
+
+    const UNKNOWN_PLUGIN: &str =
+        "actions: allocate\ntiers:\n- plugins:\n  - name: nosuch\n  - name: gang\n";
+
+    #[test]
+    fn simulate_warns_of_an_unknown_plugin_on_stderr_and_runs_the_rest() {
+        let (status, err) = simulate_with_conf(UNKNOWN_PLUGIN, false);
+        assert_eq!(status, 0, "{err}");
+        assert!(err.starts_with("warning: "), "{err}");
+        assert!(
+            err.trim_end().ends_with(
+                "conf.yaml: unknown plugin \"nosuch\" in tier 0; skipped, the rest of the tiers run"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn strict_config_refuses_an_unknown_plugin_with_one_line() {
+        let (status, err) = simulate_with_conf(UNKNOWN_PLUGIN, true);
+        assert_eq!(status, 1);
+        assert!(err.starts_with("tephra: "), "{err}");
+        assert!(
+            err.trim_end()
+                .ends_with("conf.yaml: unknown plugin \"nosuch\" in tier 0"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1);
+    }
+
+    #[test]
+    fn simulate_warns_of_a_wrongly_typed_argument() {
+        let (status, err) = simulate_with_conf(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments: {binpack.weight: heavy}\n",
+            false,
+        );
+        assert_eq!(status, 0, "{err}");
+        assert!(
+            err.contains("plugin binpack: argument binpack.weight: expected an integer (got \"heavy\"); the plugin uses its default for it"),
+            "{err}"
+        );
     }
 }

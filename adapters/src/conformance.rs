@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use tephra_engine::framework::PluginRegistry;
+use tephra_engine::framework::{PluginRegistry, Strictness};
 
-use crate::scenario::{Check, load_scenario, run_scenario};
+use crate::scenario::{Check, load_scenario, run_scenario_under, scenario_conf};
 
 /// Counts of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,12 +25,24 @@ enum Outcome {
 }
 
 /// Runs one case file; a panic inside the engine fails the case instead of the whole run.
-fn run_file(path: &Path, registry: &PluginRegistry) -> Outcome {
-    let scenario = match load_scenario(path) {
-        Ok(s) => s,
+/// Parts of its configuration set aside are added to `warnings`.
+fn run_file(
+    path: &Path,
+    registry: &PluginRegistry,
+    strictness: Strictness,
+    warnings: &mut Vec<String>,
+) -> Outcome {
+    let loaded = load_scenario(path).and_then(|scenario| {
+        let conf = scenario_conf(&scenario, registry, strictness)?;
+        Ok((scenario, conf))
+    });
+    let (scenario, conf) = match loaded {
+        Ok(loaded) => loaded,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    match catch_unwind(AssertUnwindSafe(|| run_scenario(&scenario, registry))) {
+    warnings.extend(conf.warnings);
+    let run = || run_scenario_under(&scenario, conf.config, registry);
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(checks)) if checks.iter().all(|c| c.passed) => Outcome::Passed,
         Ok(Ok(checks)) => Outcome::Failed(scenario.name, checks),
         Ok(Err(e)) => Outcome::Error(e.to_string()),
@@ -48,15 +60,23 @@ fn run_file(path: &Path, registry: &PluginRegistry) -> Outcome {
     }
 }
 
-/// Runs `files` and writes failures and the summary lines to `out`.
+/// Runs `files`, writes failures and the summary lines to `out`, and a `warning:` line for
+/// each configuration part set aside to `err`.
 pub fn run_conformance(
     files: &[PathBuf],
     registry: &PluginRegistry,
+    strictness: Strictness,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> io::Result<Summary> {
     let mut summary = Summary::default();
     for path in files {
-        match run_file(path, registry) {
+        let mut warnings = Vec::new();
+        let outcome = run_file(path, registry, strictness, &mut warnings);
+        for w in &warnings {
+            writeln!(err, "warning: {w}")?;
+        }
+        match outcome {
             Outcome::Passed => summary.passed += 1,
             Outcome::Error(message) => {
                 summary.failed += 1;
@@ -88,11 +108,50 @@ mod tests {
     const PASSING: &str = "name: nothing to do\nschedulerConf: \"actions: allocate\"\nobjects: []\nexpect:\n  binds: {}\n";
     const FAILING: &str = "name: wants a bind\nschedulerConf: \"actions: allocate\"\nobjects: []\nexpect:\n  bindCount: 1\n";
 
-    fn run(dir: &TestDir) -> (Summary, String) {
+    fn run_with(dir: &TestDir, strictness: Strictness) -> (Summary, String, String) {
         let files = crate::scenario::find_scenario_files(&[dir.path().to_path_buf()]).unwrap();
-        let mut out = Vec::new();
-        let s = run_conformance(&files, &PluginRegistry::new(), &mut out).unwrap();
-        (s, String::from_utf8(out).unwrap())
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let s = run_conformance(
+            &files,
+            &PluginRegistry::new(),
+            strictness,
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (s, text(out), text(err))
+    }
+
+    fn run(dir: &TestDir) -> (Summary, String) {
+        let (s, out, _) = run_with(dir, Strictness::SetAside);
+        (s, out)
+    }
+
+    const UNKNOWN_PLUGIN: &str = "name: unknown plugin\nschedulerConf: \"actions: allocate\\ntiers:\\n- plugins:\\n  - name: nosuch\\n\"\nobjects: []\nexpect:\n  binds: {}\n";
+
+    #[test]
+    fn an_unknown_plugin_is_a_warning_on_err_and_the_case_still_runs() {
+        let dir = TestDir::new(&[("u.yaml", UNKNOWN_PLUGIN)]);
+        let (s, out, err) = run_with(&dir, Strictness::SetAside);
+        assert_eq!((s.passed, s.failed), (1, 0), "{out}");
+        assert!(err.starts_with("warning: "), "{err}");
+        assert!(
+            err.trim_end().ends_with("u.yaml: schedulerConf: unknown plugin \"nosuch\" in tier 0; skipped, the rest of the tiers run"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn strict_fails_a_case_whose_configuration_names_an_unknown_plugin() {
+        let dir = TestDir::new(&[("u.yaml", UNKNOWN_PLUGIN)]);
+        let (s, out, err) = run_with(&dir, Strictness::Refuse);
+        assert_eq!(s.failed, 1);
+        assert!(err.is_empty(), "{err}");
+        assert!(
+            out.contains("u.yaml: schedulerConf: unknown plugin \"nosuch\" in tier 0\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -104,7 +104,7 @@ fn simulate_json_has_one_entry_per_cycle() {
 }
 
 #[test]
-fn simulate_refuses_a_bad_configuration_in_one_line() {
+fn simulate_warns_of_an_unknown_plugin_and_strict_config_refuses_it_in_one_line() {
     let dir = Scratch::new(
         "bad-conf",
         &[
@@ -115,12 +115,22 @@ fn simulate_refuses_a_bad_configuration_in_one_line() {
             ("node.yaml", ONE_NODE),
         ],
     );
-    let o = tephra(&[
+    let args: [&str; 4] = [
         "simulate",
         &dir.path("node.yaml"),
         "--conf",
         &dir.path("conf.yaml"),
-    ]);
+    ];
+    let o = tephra(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "warning: {}: unknown plugin \"gnag\" in tier 0; skipped, the rest of the tiers run\n",
+            dir.path("conf.yaml")
+        )
+    );
+    let o = tephra(&[&args[..], &["--strict-config"]].concat());
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),

@@ -113,8 +113,14 @@ fn a_loaded_myplugin_places_the_pod_on_the_labelled_node() {
 }
 
 #[test]
-fn without_plugins_dir_the_configuration_is_refused_naming_myplugin() {
+fn without_plugins_dir_myplugin_is_skipped_with_a_warning_or_refused_when_strict() {
+    let warning = format!(
+        "warning: {MYPLUGIN_SCENARIO}: schedulerConf: unknown plugin \"myplugin\" in tier 1; skipped, the rest of the tiers run\n"
+    );
     let o = tephra(&["simulate", MYPLUGIN_SCENARIO]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), warning);
+    let o = tephra(&["simulate", MYPLUGIN_SCENARIO, "--strict-config"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         text(&o.stderr),
@@ -123,9 +129,16 @@ fn without_plugins_dir_the_configuration_is_refused_naming_myplugin() {
         )
     );
     let o = tephra(&["conformance", "tests/scenarios/myplugin"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "without myplugin the pod lands elsewhere"
+    );
+    assert_eq!(text(&o.stderr), warning);
+    let o = tephra(&["conformance", "tests/scenarios/myplugin", "--strict-config"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o.stdout).contains("unknown plugin \"myplugin\""),
+        text(&o.stdout).contains("unknown plugin \"myplugin\" in tier 1\n"),
         "{}",
         text(&o.stdout)
     );

@@ -8,6 +8,7 @@ use std::time::Duration;
 use kube::api::PostParams;
 use serde_json::json;
 use tephra_cache::ObjectKind;
+use tephra_engine::framework::Strictness;
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
@@ -73,9 +74,15 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         )
         .map_err(|e| e.to_string())?
     };
+    let strictness = if flags.strict_config {
+        Strictness::Refuse
+    } else {
+        Strictness::SetAside
+    };
     let mut conf_source = ConfSource::new(
         &flags.scheduler_conf,
         !flags.disable_default_scheduler_config,
+        strictness,
     );
     let conf = conf_source.initial(&registry).map_err(|e| e.to_string())?;
     let reload = conf_source
@@ -83,6 +90,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         .map(|d| ReloadWatch::start(&d))
         .transpose()?;
     let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
+    metrics.show_config_problems(&conf.set_aside);
     let writer = Writer {
         client: client.clone(),
         limiter: Arc::new(RateLimiter::new(flags.kube_api_qps, flags.kube_api_burst)),
@@ -158,7 +166,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     };
     Scheduler::new(Parts {
         settings,
-        conf,
+        conf: conf.config,
         conf_source,
         reload,
         registry,

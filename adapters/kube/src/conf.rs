@@ -1,12 +1,15 @@
 //! The scheduler configuration (spec §1.5): Volcano's default first unless
 //! `--disable-default-scheduler-config`, then the `--scheduler-conf` file; a file that cannot be
-//! read or is refused keeps the configuration already installed, and says why.
+//! read or is refused keeps the configuration already installed, and says why. A file naming an
+//! unknown plugin or a wrongly typed plugin argument is installed without that part, which is
+//! logged as an error once per load (Volcano: pkg/scheduler/framework/framework.go,
+//! OpenSession), unless `--strict-config` refuses it.
 
 use std::path::PathBuf;
 
 use tephra_engine::actions;
 use tephra_engine::config::{DEFAULT_SCHEDULER_CONF, SchedulerConfig};
-use tephra_engine::framework::{PluginRegistry, validate_plugins};
+use tephra_engine::framework::{CheckedConfig, PluginRegistry, Strictness, check_config};
 
 /// Why a configuration file was not installed; the message names the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,24 +24,30 @@ pub struct ConfError {
 pub struct ConfSource {
     path: Option<PathBuf>,
     fallback_allowed: bool,
+    strictness: Strictness,
     /// The text last read, so a directory event that left the file as it was changes nothing.
     last_text: Option<String>,
 }
 
-/// Parses `text` and checks it as tephra will run it: plugins and their arguments, actions.
-pub fn parse_checked(text: &str, registry: &PluginRegistry) -> Result<SchedulerConfig, String> {
+/// Parses `text` and checks it as tephra will run it: actions, plugins and their arguments.
+pub fn parse_checked(
+    text: &str,
+    registry: &PluginRegistry,
+    strictness: Strictness,
+) -> Result<CheckedConfig, String> {
     let conf = SchedulerConfig::parse(text.trim()).map_err(|e| e.to_string())?;
-    validate_plugins(&conf, registry).map_err(|e| e.to_string())?;
     actions::check_supported(&conf).map_err(|e| e.to_string())?;
-    Ok(conf)
+    check_config(conf, registry, strictness).map_err(|e| e.to_string())
 }
 
 impl ConfSource {
-    /// `path` empty means no file; `fallback_allowed` is `!--disable-default-scheduler-config`.
-    pub fn new(path: &str, fallback_allowed: bool) -> Self {
+    /// `path` empty means no file; `fallback_allowed` is `!--disable-default-scheduler-config`;
+    /// `strictness` is `--strict-config`.
+    pub fn new(path: &str, fallback_allowed: bool, strictness: Strictness) -> Self {
         ConfSource {
             path: (!path.is_empty()).then(|| PathBuf::from(path)),
             fallback_allowed,
+            strictness,
             last_text: None,
         }
     }
@@ -54,7 +63,7 @@ impl ConfSource {
 
     /// The configuration at start-up: the file when valid, else Volcano's default; an error
     /// only when the file is refused and falling back is disabled.
-    pub fn initial(&mut self, registry: &PluginRegistry) -> Result<SchedulerConfig, ConfError> {
+    pub fn initial(&mut self, registry: &PluginRegistry) -> Result<CheckedConfig, ConfError> {
         match self.read_file(registry) {
             Some(Ok(conf)) => Ok(conf),
             Some(Err(e)) if !self.fallback_allowed => Err(e),
@@ -72,7 +81,7 @@ impl ConfSource {
     pub fn reload(
         &mut self,
         registry: &PluginRegistry,
-    ) -> Result<Option<SchedulerConfig>, ConfError> {
+    ) -> Result<Option<CheckedConfig>, ConfError> {
         self.read_file(registry).transpose()
     }
 
@@ -82,11 +91,8 @@ impl ConfSource {
     }
 
     /// Reads and checks the file; `None` when there is none, or when its text is the one
-    /// read last time.
-    fn read_file(
-        &mut self,
-        registry: &PluginRegistry,
-    ) -> Option<Result<SchedulerConfig, ConfError>> {
+    /// read last time. Each part set aside is logged here, so once per load.
+    fn read_file(&mut self, registry: &PluginRegistry) -> Option<Result<CheckedConfig, ConfError>> {
         let path = self.path.clone()?;
         let blame = |reason: String| ConfError {
             file: path.display().to_string(),
@@ -102,14 +108,19 @@ impl ConfSource {
         if self.last_text.as_deref() == Some(text.as_str()) {
             return None;
         }
-        let parsed = parse_checked(&text, registry).map_err(blame);
+        let parsed = parse_checked(&text, registry, self.strictness).map_err(blame);
+        if let Ok(checked) = &parsed {
+            for part in &checked.set_aside {
+                tracing::error!("{}: {part}", path.display());
+            }
+        }
         self.last_text = Some(text);
         Some(parsed)
     }
 }
 
-fn default_conf(registry: &PluginRegistry) -> SchedulerConfig {
-    parse_checked(DEFAULT_SCHEDULER_CONF, registry)
+fn default_conf(registry: &PluginRegistry) -> CheckedConfig {
+    parse_checked(DEFAULT_SCHEDULER_CONF, registry, Strictness::Refuse)
         .expect("Volcano's built-in default configuration is valid")
 }
 
@@ -145,7 +156,7 @@ mod tests {
     #[test]
     fn an_unchanged_file_is_not_reloaded() {
         let dir = Dir::new("unchanged");
-        let mut src = ConfSource::new(&dir.write(BINPACK), true);
+        let mut src = ConfSource::new(&dir.write(BINPACK), true, Strictness::SetAside);
         src.initial(&builtin_registry()).unwrap();
         assert!(src.reload(&builtin_registry()).unwrap().is_none());
         dir.write(&format!("{BINPACK}  - name: predicates\n"));
@@ -154,39 +165,75 @@ mod tests {
 
     #[test]
     fn no_file_means_volcanos_default() {
-        let conf = ConfSource::new("", true)
+        let conf = ConfSource::new("", true, Strictness::SetAside)
             .initial(&builtin_registry())
             .unwrap();
-        assert_eq!(conf.actions, ["enqueue", "allocate", "backfill"]);
+        assert_eq!(conf.config.actions, ["enqueue", "allocate", "backfill"]);
     }
 
     #[test]
     fn a_valid_file_is_installed() {
         let dir = Dir::new("valid");
-        let mut src = ConfSource::new(&dir.write(BINPACK), true);
+        let mut src = ConfSource::new(&dir.write(BINPACK), true, Strictness::SetAside);
         assert_eq!(
-            src.initial(&builtin_registry()).unwrap().actions,
+            src.initial(&builtin_registry()).unwrap().config.actions,
             ["enqueue", "allocate"]
         );
         assert_eq!(src.watch_dir().unwrap(), dir.0);
     }
 
+    const UNKNOWN_PLUGIN: &str =
+        "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nosuch\n  - name: gang\n";
+
     #[test]
     fn a_refused_file_falls_back_to_the_default_at_start_up() {
         let dir = Dir::new("fallback");
         let mut src = ConfSource::new(
-            &dir.write("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nosuch\n"),
+            &dir.write("actions: \"allocate, nosuchaction\"\n"),
             true,
+            Strictness::SetAside,
         );
         let conf = src.initial(&builtin_registry()).unwrap();
-        assert_eq!(conf.actions, ["enqueue", "allocate", "backfill"]);
+        assert_eq!(conf.config.actions, ["enqueue", "allocate", "backfill"]);
+        assert!(conf.set_aside.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_plugin_is_set_aside_and_the_rest_of_the_file_installed() {
+        let dir = Dir::new("unknown-plugin");
+        let mut src = ConfSource::new(&dir.write(UNKNOWN_PLUGIN), true, Strictness::SetAside);
+        let conf = src.initial(&builtin_registry()).unwrap();
+        assert_eq!(conf.config.actions, ["allocate"]);
+        assert_eq!(conf.config.tiers[0].plugins.len(), 1);
+        assert_eq!(conf.config.tiers[0].plugins[0].name, "gang");
+        assert_eq!(conf.set_aside.len(), 1);
+        assert_eq!(conf.set_aside[0].kind(), "unknown_plugin");
+    }
+
+    #[test]
+    fn strict_config_refuses_an_unknown_plugin_with_todays_error() {
+        let dir = Dir::new("strict");
+        let path = dir.write(UNKNOWN_PLUGIN);
+        let mut strict = ConfSource::new(&path, false, Strictness::Refuse);
+        let e = strict.initial(&builtin_registry()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{path}: unknown plugin \"nosuch\" in tier 0")
+        );
+        let mut with_fallback = ConfSource::new(&path, true, Strictness::Refuse);
+        let conf = with_fallback.initial(&builtin_registry()).unwrap();
+        assert_eq!(
+            conf.config.actions,
+            ["enqueue", "allocate", "backfill"],
+            "refused, so Volcano's default runs"
+        );
     }
 
     #[test]
     fn refusal_names_the_file_and_the_culprit() {
         let dir = Dir::new("culprit");
         let path = dir.write("actions: \"allocate, nosuchaction\"\n");
-        let mut src = ConfSource::new(&path, false);
+        let mut src = ConfSource::new(&path, false, Strictness::SetAside);
         let e = src.initial(&builtin_registry()).unwrap_err();
         assert_eq!(e.file, path);
         assert!(e.reason.contains("nosuchaction"), "{e}");
@@ -197,7 +244,7 @@ mod tests {
     fn reload_reports_a_broken_file_instead_of_replacing() {
         let dir = Dir::new("reload");
         let path = dir.write(BINPACK);
-        let mut src = ConfSource::new(&path, true);
+        let mut src = ConfSource::new(&path, true, Strictness::SetAside);
         assert!(src.reload(&builtin_registry()).unwrap().is_some());
         dir.write("actions: [unclosed\n");
         assert!(src.reload(&builtin_registry()).is_err());

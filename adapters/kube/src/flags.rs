@@ -98,7 +98,9 @@ pub struct Flags {
     /// Fixed percentage of nodes searched; <= 0 means adaptive (Volcano's default 0).
     #[arg(long = "percentage-nodes-to-find")]
     pub percentage_nodes_to_find: Option<i32>,
-    /// Directory of Go plugins (.so); tephra cannot load Go plugins and refuses a non-empty one.
+    /// Directory of tephra plugin libraries (`*.so` built with tephra-plugin-sdk, see
+    /// docs/plugins.md), loaded at start-up so their plugins can be named in the tiers. Go
+    /// plugins built for Volcano cannot be loaded: each is named and start-up stops.
     #[arg(long = "plugins-dir", default_value = "")]
     pub plugins_dir: String,
     /// Register CSI informers (accepted; tephra's predicates need none).
@@ -144,6 +146,13 @@ pub struct Flags {
           default_value = "false", default_missing_value = "true", value_parser = go_bool,
           action = ArgAction::Set)]
     pub disable_default_scheduler_config: bool,
+    /// tephra: refuse a configuration file that names an unknown plugin, a wrongly typed plugin
+    /// argument or a `configurations` entry for no action, instead of logging it and running
+    /// the rest as Volcano does.
+    #[arg(long = "strict-config", num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = go_bool,
+          action = ArgAction::Set)]
+    pub strict_config: bool,
     /// Node sharding mode: `none` (tephra schedules every node).
     #[arg(long = "scheduler-sharding-mode", default_value = "none")]
     pub scheduler_sharding_mode: String,
@@ -454,6 +463,13 @@ mod tests {
         .unwrap();
         assert!(f.leader_elect);
         assert_eq!(f.cache_dump_dir, "/b");
+    }
+
+    #[test]
+    fn strict_config_is_off_unless_given() {
+        assert!(!parse(&[]).unwrap().strict_config);
+        assert!(parse(&["--strict-config"]).unwrap().strict_config);
+        assert!(!parse(&["--strict-config=false"]).unwrap().strict_config);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use prometheus::{
     CounterVec, Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, Opts,
     Registry, TextEncoder,
 };
+use tephra_engine::framework::SetAside;
 
 /// ExponentialBucketsRange(1, 5000, 20).
 const E2E: [f64; 20] = [
@@ -178,6 +179,9 @@ pub struct Metrics {
     pub queue_allocated_memory_bytes: GaugeVec,
     pub total_preemption_attempts: IntCounter,
     pub api_writes: CounterVec,
+    /// `tephra_config_problems`: one series at 1 per part of the installed configuration that
+    /// is not running; see `show_config_problems`.
+    pub config_problems: GaugeVec,
 }
 
 fn histogram(name: &str, help: &str, buckets: &[f64]) -> HistogramOpts {
@@ -304,6 +308,15 @@ impl Metrics {
                 r.register(Box::new(c.clone()))?;
                 c
             },
+            config_problems: gv(
+                Opts::new(
+                    "tephra_config_problems",
+                    "Parts of the installed scheduler configuration that do not run (1 each): \
+                     kind unknown_plugin, argument (a wrongly typed plugin argument, its default \
+                     used) or unknown_action_configuration",
+                ),
+                &["kind", "plugin", "argument", "action"],
+            )?,
             registry: r.clone(),
         };
         for (name, help) in [
@@ -387,6 +400,23 @@ impl Metrics {
         Ok(m)
     }
 
+    /// Shows what the configuration just installed set aside, replacing what the one before
+    /// it had: a series per part, labelled with its kind and the plugin, argument or action
+    /// it names (the other labels empty).
+    pub fn show_config_problems(&self, set_aside: &[SetAside]) {
+        self.config_problems.reset();
+        for part in set_aside {
+            let (plugin, argument, action) = match part {
+                SetAside::UnknownPlugin { plugin, .. } => (plugin.as_str(), "", ""),
+                SetAside::Argument { plugin, error } => (plugin.as_str(), error.key.as_str(), ""),
+                SetAside::UnknownActionConfiguration { action, .. } => ("", "", action.as_str()),
+            };
+            self.config_problems
+                .with_label_values(&[part.kind(), plugin, argument, action])
+                .set(1.0);
+        }
+    }
+
     /// The text exposition of every metric.
     pub fn render(&self) -> String {
         let mut out = Vec::new();
@@ -423,6 +453,37 @@ mod tests {
         assert!(text.contains(
             "volcano_e2e_scheduling_latency_milliseconds_bucket{le=\"4999.999999999997\"} 1"
         ));
+    }
+
+    #[test]
+    fn config_problems_name_each_part_set_aside_and_a_new_load_replaces_them() {
+        let m = Metrics::new().unwrap();
+        let unknown = SetAside::UnknownPlugin {
+            plugin: "nosuch".into(),
+            tier: 0,
+        };
+        let argument = SetAside::Argument {
+            plugin: "binpack".into(),
+            error: tephra_engine::config::ArgumentError {
+                key: "binpack.weight".into(),
+                value: "\"heavy\"".into(),
+                reason: "expected an integer".into(),
+            },
+        };
+        m.show_config_problems(&[unknown.clone(), argument]);
+        let text = m.render();
+        assert!(
+            text.contains("# TYPE tephra_config_problems gauge"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "tephra_config_problems{action=\"\",argument=\"\",kind=\"unknown_plugin\",plugin=\"nosuch\"} 1"
+        ), "{text}");
+        assert!(text.contains(
+            "tephra_config_problems{action=\"\",argument=\"binpack.weight\",kind=\"argument\",plugin=\"binpack\"} 1"
+        ), "{text}");
+        m.show_config_problems(&[]);
+        assert!(!m.render().contains("tephra_config_problems{"));
     }
 
     #[test]

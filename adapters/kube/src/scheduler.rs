@@ -277,12 +277,13 @@ impl Scheduler {
             return Ok(());
         }
         match self.conf_source.reload(&self.registry) {
-            Ok(Some(conf)) => {
+            Ok(Some(checked)) => {
                 tracing::info!(
                     "scheduler configuration reloaded: actions {:?}",
-                    conf.actions
+                    checked.config.actions
                 );
-                self.conf = Arc::new(conf);
+                self.metrics.show_config_problems(&checked.set_aside);
+                self.conf = Arc::new(checked.config);
             }
             Ok(None) => {}
             Err(e) if self.conf_source.refusal_is_fatal() => return Err(e.to_string()),

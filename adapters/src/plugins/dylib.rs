@@ -1,6 +1,8 @@
-//! `--plugins-dir`: every plugin library in a directory, loaded and registered by name like a
-//! built-in (Volcano's `LoadCustomPlugins`). Libraries speak the SDK's versioned C ABI, so one
-//! built by another compiler works as long as its ABI version matches.
+//! `--plugins-dir`: every tephra plugin library in a directory, loaded and registered by name
+//! like a built-in (where Volcano's `LoadCustomPlugins` loads Go plugins). Libraries speak the
+//! SDK's versioned C ABI, so one built by another compiler works as long as its ABI version
+//! matches. A file that is not one is refused with the reason: not an ELF object, a Go plugin,
+//! the loader's own message, no tephra entry symbol, another ABI version.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,6 +10,8 @@ use std::sync::Arc;
 use tephra_engine::framework::PluginRegistry;
 use tephra_plugin_sdk::abi::{ENTRY_SYMBOL, Entry};
 use tephra_plugin_sdk::host::PluginLibrary;
+
+use super::library_file::refuse_before_loading;
 
 /// A library that was loaded; it stays loaded while the registry or a plugin uses it.
 pub type LoadedLibrary = Arc<PluginLibrary>;
@@ -53,12 +57,21 @@ pub fn load_plugins_dir(
         .collect()
 }
 
+/// The loader's error with the reason it gives (`dlerror`), which libloading keeps apart.
+fn with_cause(e: &libloading::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
 /// Loads one library and checks its ABI version.
 fn load_library(path: &Path) -> Result<LoadedLibrary, LoadError> {
+    refuse_before_loading(path).map_err(|reason| error(path, reason))?;
     // SAFETY: loading runs the library's initialisers; a plugins directory holds code the
     // operator chose to run in the scheduler, as with Volcano's `--plugins-dir`.
     #[allow(unsafe_code)]
-    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| error(path, e))?;
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| error(path, with_cause(&e)))?;
     // SAFETY: `ENTRY_SYMBOL` is exported by `export_plugins!` with exactly the type `Entry`.
     #[allow(unsafe_code)]
     let entry: Entry = *unsafe { lib.get::<Entry>(ENTRY_SYMBOL.as_bytes()) }.map_err(|_| {
@@ -112,5 +125,87 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(registry.names().count(), 0);
+    }
+
+    /// Builds `source` into `NAME.so` in `dir` with `cc`, the C compiler Rust links with.
+    fn c_library(dir: &TestDir, name: &str, source: &str) -> PathBuf {
+        let c = dir.join(&format!("{name}.c"));
+        std::fs::write(&c, source).unwrap();
+        let so = dir.join(&format!("{name}.so"));
+        let status = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&so)
+            .arg(&c)
+            .status()
+            .expect("cc runs");
+        assert!(status.success(), "cc failed on {name}.c");
+        so
+    }
+
+    fn refusal(path: &Path) -> String {
+        load_library(path).unwrap_err().reason
+    }
+
+    #[test]
+    fn a_text_file_named_like_a_library_is_not_an_elf_object() {
+        let dir = TestDir::new(&[("x.so", "plain text")]);
+        assert!(
+            refusal(&dir.join("x.so")).starts_with("not an ELF shared object"),
+            "{}",
+            refusal(&dir.join("x.so"))
+        );
+    }
+
+    #[test]
+    fn a_go_plugin_is_named_before_it_is_opened() {
+        let dir = TestDir::new(&[]);
+        let path = dir.join("gang-go.so");
+        let mut bytes = b"\x7fELF\x02\x01\x01".to_vec();
+        bytes.extend([0u8; 57]);
+        bytes.extend(b"\xff Go buildinf:\x08\x02");
+        std::fs::write(&path, bytes).unwrap();
+        let e = load_plugins_dir(dir.path(), &mut PluginRegistry::new()).unwrap_err();
+        assert_eq!(e.path, path);
+        assert_eq!(
+            e.reason,
+            "a Go plugin built for Volcano cannot be loaded by tephra; port it to the tephra SDK (docs/plugins.md)"
+        );
+    }
+
+    #[test]
+    fn a_broken_elf_file_is_refused_with_the_loaders_message() {
+        let dir = TestDir::new(&[]);
+        let path = dir.join("truncated.so");
+        std::fs::write(&path, b"\x7fELF\x02\x01\x01\x00").unwrap();
+        let reason = refusal(&path);
+        assert!(reason.starts_with("dlopen failed: "), "{reason}");
+        assert!(reason.contains("truncated.so"), "{reason}");
+    }
+
+    #[test]
+    fn a_library_without_the_entry_symbol_is_not_a_tephra_plugin() {
+        let dir = TestDir::new(&[]);
+        let so = c_library(&dir, "plain", "int plain_value = 1;\n");
+        assert_eq!(
+            refusal(&so),
+            "no `tephra_plugin_entry` symbol: not a tephra plugin library"
+        );
+    }
+
+    #[test]
+    fn a_library_of_another_abi_version_is_refused_with_both_versions() {
+        let dir = TestDir::new(&[]);
+        let so = c_library(
+            &dir,
+            "future",
+            "struct library { unsigned int abi_version; };\n\
+             static const struct library descriptor = { 99 };\n\
+             const struct library *tephra_plugin_entry(void) { return &descriptor; }\n",
+        );
+        let reason = refusal(&so);
+        assert!(
+            reason.contains("built for plugin ABI version 99, this tephra speaks version 1"),
+            "{reason}"
+        );
     }
 }

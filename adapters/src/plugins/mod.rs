@@ -3,6 +3,7 @@
 
 mod dylib;
 pub mod extender;
+mod library_file;
 
 pub use dylib::{LoadError, LoadedLibrary, load_plugins_dir};
 

@@ -20,7 +20,7 @@ pub use check::Check;
 pub use conf::parse_scenario_conf;
 pub use discover::find_scenario_files;
 pub use expect::Expect;
-pub use run::run_scenario;
+pub use run::{run_scenario, run_scenario_under, scenario_conf};
 
 /// A loaded scenario.
 #[derive(Debug, Clone)]

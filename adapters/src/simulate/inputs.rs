@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tephra_engine::actions;
 use tephra_engine::api::ClusterObject;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
-use tephra_engine::framework::{PluginRegistry, validate_plugins};
+use tephra_engine::framework::{PluginRegistry, Strictness, check_config};
 
 use crate::InputError;
 use crate::manifest::{self, decode_documents, parse_documents};
@@ -56,14 +56,23 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
     Ok(inputs)
 }
 
+/// A configuration as the offline commands run it, and a warning for each part of it set
+/// aside (an unknown plugin, a wrongly typed argument), naming the file it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedConf {
+    pub config: SchedulerConfig,
+    pub warnings: Vec<String>,
+}
+
 /// The configuration: `--conf` first, else the scenario's, else Volcano's default; checked
-/// against the registry and the implemented actions so a bad plugin name, argument or action
-/// is refused before any cycle runs.
+/// against the registry and the implemented actions. A part Volcano would skip is set aside
+/// with a warning, or refuses the configuration under `Strictness::Refuse`.
 pub fn resolve_conf(
     conf_flag: Option<&Path>,
     scenario_conf: Option<&(String, String)>,
     registry: &PluginRegistry,
-) -> Result<SchedulerConfig, InputError> {
+    strictness: Strictness,
+) -> Result<ResolvedConf, InputError> {
     let (origin, location, parsed) = match (conf_flag, scenario_conf) {
         (Some(path), _) => (
             path.display().to_string(),
@@ -89,9 +98,17 @@ pub fn resolve_conf(
         }
     };
     let conf = parsed.map_err(blame)?;
-    validate_plugins(&conf, registry).map_err(blame)?;
     actions::check_supported(&conf).map_err(blame)?;
-    Ok(conf)
+    let checked = check_config(conf, registry, strictness).map_err(blame)?;
+    let place = location.map_or(origin.clone(), |l| format!("{origin}: {l}"));
+    Ok(ResolvedConf {
+        warnings: checked
+            .set_aside
+            .iter()
+            .map(|part| format!("{place}: {part}"))
+            .collect(),
+        config: checked.config,
+    })
 }
 
 #[cfg(test)]
@@ -141,18 +158,33 @@ mod tests {
             Some(&dir.join("c.yaml")),
             Some(&scenario),
             &PluginRegistry::new(),
+            Strictness::SetAside,
         )
         .unwrap_err();
         assert!(e.to_string().ends_with("c.yaml: unknown action \"bogus\" in `actions` (known: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)"), "{e}");
     }
 
+    const GNAG: &str = "actions: allocate\ntiers:\n- plugins:\n  - name: gnag\n  - name: gang\n";
+
     #[test]
-    fn scenario_configuration_errors_name_the_file_and_key() {
-        let scenario = (
-            "s.yaml".to_string(),
-            "actions: allocate\ntiers:\n- plugins:\n  - name: gnag\n".to_string(),
+    fn an_unknown_plugin_is_a_warning_naming_the_file_and_key() {
+        let scenario = ("s.yaml".to_string(), GNAG.to_string());
+        let registry = crate::plugins::registry();
+        let r = resolve_conf(None, Some(&scenario), &registry, Strictness::SetAside).unwrap();
+        assert_eq!(
+            r.warnings,
+            [
+                "s.yaml: schedulerConf: unknown plugin \"gnag\" in tier 0; skipped, the rest of the tiers run"
+            ]
         );
-        let e = resolve_conf(None, Some(&scenario), &PluginRegistry::new()).unwrap_err();
+        assert_eq!(r.config.tiers[0].plugins[0].name, "gang");
+    }
+
+    #[test]
+    fn strict_refuses_an_unknown_plugin_naming_the_file_and_key() {
+        let scenario = ("s.yaml".to_string(), GNAG.to_string());
+        let registry = crate::plugins::registry();
+        let e = resolve_conf(None, Some(&scenario), &registry, Strictness::Refuse).unwrap_err();
         assert_eq!(
             e.to_string(),
             "s.yaml: schedulerConf: unknown plugin \"gnag\" in tier 0"
@@ -178,6 +210,7 @@ mod tests {
         for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
             registry.register(&p.name, noop);
         }
-        assert_eq!(resolve_conf(None, None, &registry).unwrap(), conf);
+        let r = resolve_conf(None, None, &registry, Strictness::SetAside).unwrap();
+        assert_eq!((r.config, r.warnings), (conf, Vec::new()));
     }
 }

@@ -8,11 +8,11 @@ mod text;
 use std::path::PathBuf;
 
 use tephra_cache::ClusterState;
-use tephra_engine::framework::PluginRegistry;
+use tephra_engine::framework::{PluginRegistry, Strictness};
 
 use crate::InputError;
 pub use cycle::{CycleReport, Waiting, run_cycles};
-pub use inputs::{Inputs, load_inputs, resolve_conf};
+pub use inputs::{Inputs, ResolvedConf, load_inputs, resolve_conf};
 pub use json::write_json;
 pub use text::write_text;
 
@@ -22,13 +22,17 @@ pub struct SimulateOptions {
     pub files: Vec<PathBuf>,
     pub conf: Option<PathBuf>,
     pub cycles: u32,
+    /// Whether a configuration part Volcano would skip refuses the run (`--strict-config`).
+    pub strictness: Strictness,
 }
 
-/// The reports of every cycle, and notes about input that was left out.
+/// The reports of every cycle, notes about input that was left out, and warnings about parts
+/// of the configuration that were set aside.
 #[derive(Debug, Clone, Default)]
 pub struct Simulation {
     pub cycles: Vec<CycleReport>,
     pub notes: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 /// Loads the inputs, resolves the configuration and runs the cycles.
@@ -41,12 +45,14 @@ pub fn simulate(
         options.conf.as_deref(),
         inputs.scenario_conf.as_ref(),
         registry,
+        options.strictness,
     )?;
     let mut state = ClusterState::from_objects(inputs.objects);
-    let cycles = run_cycles(&mut state, &conf, registry, options.cycles)
+    let cycles = run_cycles(&mut state, &conf.config, registry, options.cycles)
         .map_err(|e| InputError::new("scheduler configuration", e))?;
     Ok(Simulation {
         cycles,
         notes: inputs.notes,
+        warnings: conf.warnings,
     })
 }

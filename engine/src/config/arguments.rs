@@ -1,8 +1,9 @@
 //! Plugin and action arguments: Volcano's string-keyed map with typed getters.
 //!
-//! Volcano logs a wrong-typed value and keeps the default; tephra refuses it with an error that
-//! names the key, so a typo never silently changes scheduling. A number written as a string
-//! (`"2"`) is accepted where a number is expected.
+//! A getter answers a wrongly typed value with an error naming the key; the configuration check
+//! (`framework::check_config`) then drops that key and names it, so the plugin keeps its default
+//! as in Volcano and the operator is told. A number written as a string (`"2"`) is accepted
+//! where a number is expected.
 
 use std::collections::BTreeMap;
 
@@ -95,6 +96,11 @@ impl Arguments {
             Value::String(s) => Ok(Some(s.clone())),
             _ => Err(self.err(key, v, "expected a string")),
         }
+    }
+
+    /// Takes a key out, so its reader falls back to the default; the value it had, if any.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.0.remove(key)
     }
 
     /// Every key, for plugins that take families of keys (`binpack.resources.<name>`).

@@ -166,7 +166,8 @@ pub struct Tier {
     pub plugins: Vec<PluginOption>,
 }
 
-/// Per-action arguments (`configurations`).
+/// Per-action arguments (`configurations`); an entry named after no action is kept and never
+/// read, as in Volcano.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActionConfig {
     pub name: String,
@@ -217,8 +218,9 @@ fn bool_of(v: &Value) -> Option<bool> {
 }
 
 impl SchedulerConfig {
-    /// Parses and checks the text: YAML, action names, flag types, the drf-hierarchy conflict.
-    /// Plugin names and arguments are checked against a registry by `validate_plugins`.
+    /// Parses and checks the text: YAML, action names, flag types, the drf-hierarchy conflict,
+    /// each a refusal as in Volcano's loader. Plugin names, their arguments and `configurations`
+    /// names are checked against a registry by `framework::check_config`.
     pub fn parse(text: &str) -> Result<SchedulerConfig, ConfigError> {
         Self::parse_with(text, true)
     }
@@ -309,19 +311,14 @@ impl SchedulerConfig {
             }
             tiers.push(Tier { plugins });
         }
-        let mut configurations = Vec::new();
-        for (i, c) in raw.configurations.into_iter().enumerate() {
-            if !KNOWN_ACTIONS.contains(&c.name.as_str()) {
-                return Err(ConfigError::ActionConfig(
-                    i,
-                    format!("unknown action {:?}", c.name),
-                ));
-            }
-            configurations.push(ActionConfig {
+        let configurations = raw
+            .configurations
+            .into_iter()
+            .map(|c| ActionConfig {
                 name: c.name,
                 arguments: Arguments::new(c.arguments),
-            });
-        }
+            })
+            .collect();
         let metrics = raw
             .metrics
             .into_iter()
@@ -481,7 +478,6 @@ mod malformed_input_tests {
             "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe\n",
             "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    arguments: [1, 2]\n",
             "actions: allocate,,backfill\n",
-            "actions: allocate\nconfigurations:\n- name: nosuch\n",
             "\u{0}\u{1}\u{2}",
             "actions: 'allocate\n",
         ];

@@ -3,6 +3,7 @@
 
 mod carryover;
 mod close;
+mod config_check;
 mod decisions;
 mod dispatch;
 mod event;
@@ -25,6 +26,7 @@ mod vote;
 
 pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
+pub use config_check::{CheckedConfig, SetAside, Strictness, check_config};
 pub use decisions::{
     Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
 };
@@ -37,7 +39,7 @@ pub use options::{NodeSampling, SessionOptions};
 pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
 pub use search_purpose::SearchPurpose;
-pub use session::{Session, validate_plugins};
+pub use session::Session;
 pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use timers::Timers;

@@ -45,25 +45,6 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// Builds every plugin of `config` once, so a bad name or argument is reported at load time.
-pub fn validate_plugins(
-    config: &SchedulerConfig,
-    registry: &PluginRegistry,
-) -> Result<(), ConfigError> {
-    for (ti, tier) in config.tiers.iter().enumerate() {
-        for p in &tier.plugins {
-            let builder = registry
-                .get(&p.name)
-                .ok_or_else(|| ConfigError::UnknownPlugin(p.name.clone(), ti))?;
-            builder(&p.arguments).map_err(|error| ConfigError::Argument {
-                plugin: p.name.clone(),
-                error,
-            })?;
-        }
-    }
-    Ok(())
-}
-
 impl Session {
     /// `OpenSession`: builds the session state, then each plugin in tier order and calls its
     /// `on_session_open`.

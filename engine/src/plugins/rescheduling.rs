@@ -53,19 +53,24 @@ fn arg_error(key: &str, v: &Value, reason: &str) -> ArgumentError {
     }
 }
 
-/// `thresholds` / `targetThresholds`: integer percentages for `cpu`, `memory`, `pod`.
+/// `thresholds` / `targetThresholds`: integer percentages for `cpu`, `memory`, `pod`. An error
+/// is blamed on the `strategies` argument it sits in, so a bad table keeps the default strategy.
 fn read_thresholds(
     into: &mut BTreeMap<String, f64>,
     key: &str,
     v: &Value,
 ) -> Result<(), ArgumentError> {
     let Value::Object(m) = v else {
-        return Err(arg_error(key, v, "expected a map of resource to percent"));
+        return Err(arg_error(
+            "strategies",
+            v,
+            &format!("{key}: expected a map of resource to percent"),
+        ));
     };
     for (name, pct) in m {
         let pct = pct
             .as_f64()
-            .ok_or_else(|| arg_error(key, pct, "expected a number"))?;
+            .ok_or_else(|| arg_error("strategies", pct, &format!("{key}: expected a number")))?;
         if matches!(name.as_str(), "cpu" | "memory" | "pod") {
             into.insert(name.clone(), pct);
         }

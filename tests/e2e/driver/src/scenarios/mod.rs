@@ -12,6 +12,7 @@ mod proportion;
 mod reload;
 mod restart;
 mod throughput;
+mod unknown_plugin;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -34,6 +35,9 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("hypernode-gang", |c| Box::pin(hyper_node::run(c))),
     ("hot-reload", |c| Box::pin(reload::run(c))),
     ("metrics", |c| Box::pin(metrics::run(c))),
+    ("unknown-plugin-skipped", |c| {
+        Box::pin(unknown_plugin::run(c))
+    }),
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
