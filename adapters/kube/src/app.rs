@@ -15,6 +15,7 @@ use crate::flags::Flags;
 use crate::http;
 use crate::leader::{ElectionConfig, Elector, identity};
 use crate::metrics::Metrics;
+use crate::metrics_source::MetricsSource;
 use crate::objects::Responsibility;
 use crate::rate_limit::RateLimiter;
 use crate::reload::ReloadWatch;
@@ -142,6 +143,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     for &kind in &watched {
         tokio::spawn(run_watch(client.clone(), kind, keep.clone(), tx.clone()));
     }
+    let metrics_source = MetricsSource::new(client.clone(), tx.clone(), &conf.metrics);
     let settings = LoopSettings {
         scheduler_name: names[0].clone(),
         default_queue: flags.default_queue.clone(),
@@ -160,6 +162,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         reload,
         registry,
         feed: rx,
+        metrics_source,
         writer,
         metrics,
         dump_requested,
