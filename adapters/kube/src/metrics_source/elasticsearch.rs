@@ -5,10 +5,14 @@
 //! fails the whole collection, while a JSON answer without the averages (an error status, no
 //! documents) reads 0.
 
+use std::collections::BTreeSet;
+
 use http::Request;
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
-use super::PERIOD;
+use super::endpoint::{client_for, fetch};
+use super::{COLLECTION_TIMEOUT, Collected, PERIOD, SourceSettings, now_rfc3339};
 
 /// cpu usage of a document, a fraction of the host.
 const CPU_FIELD: &str = "host.cpu.usage";
@@ -59,6 +63,35 @@ pub fn averages(body: &[u8]) -> Result<(f64, f64), String> {
             * 100.0
     };
     Ok((percent("cpu"), percent("mem")))
+}
+
+/// Every node's averages, one search each; the first failure fails the collection.
+pub async fn collect(
+    settings: &SourceSettings,
+    nodes: &BTreeSet<String>,
+    deadline: Instant,
+) -> Result<Vec<Collected>, String> {
+    let blame = |e: String| format!("elasticsearch at {}: {e}", settings.address);
+    let auth = (!settings.es_username.is_empty())
+        .then_some((settings.es_username.as_str(), settings.es_password.as_str()));
+    let client = client_for(&settings.address, settings.insecure_skip_verify, auth)?;
+    let mut out = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let request =
+            search_request(&settings.es_index, &settings.es_hostname_field, node).map_err(blame)?;
+        let (_, body) = tokio::time::timeout_at(deadline, fetch(&client, request))
+            .await
+            .map_err(|_| blame(format!("no answer within {COLLECTION_TIMEOUT:?}")))?
+            .map_err(blame)?;
+        let (cpu, memory) = averages(&body).map_err(|e| blame(format!("node {node}: {e}")))?;
+        out.push(Collected {
+            node: node.clone(),
+            cpu_percent: cpu,
+            memory_percent: memory,
+            metrics_time: Some(now_rfc3339()),
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

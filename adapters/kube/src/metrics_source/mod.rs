@@ -36,7 +36,7 @@ use crate::watch::Feed;
 pub const PERIOD: &str = "10m";
 
 /// How long one collection may take in all (Volcano's 60 s context in GetMetricsData).
-const COLLECTION_TIMEOUT: Duration = Duration::from_secs(60);
+pub const COLLECTION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One node's averages from one collection.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +67,7 @@ impl Collected {
     }
 }
 
+/// The current time as `NodeMetrics` carry it, for sources that report none.
 fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -83,87 +84,10 @@ pub async fn collect(
     nodes: &BTreeSet<String>,
 ) -> Result<Vec<Collected>, String> {
     let deadline = Instant::now() + COLLECTION_TIMEOUT;
-    let address = &settings.address;
     match settings.source {
-        SourceType::Prometheus => {
-            let client = endpoint::client_for(address, settings.insecure_skip_verify, None)?;
-            let mut misses = prometheus::Misses::default();
-            let mut out = Vec::with_capacity(nodes.len());
-            for node in nodes {
-                let (cpu, memory) =
-                    prometheus::node_averages(&client, node, deadline, &mut misses).await;
-                out.push(Collected {
-                    node: node.clone(),
-                    cpu_percent: cpu,
-                    memory_percent: memory,
-                    metrics_time: Some(now_rfc3339()),
-                });
-            }
-            if let Some(first) = misses.first {
-                tracing::warn!(
-                    "prometheus at {address}: {} of {} queries gave no value and read as 0% \
-                     (first: {first})",
-                    misses.count,
-                    2 * nodes.len()
-                );
-            }
-            Ok(out)
-        }
-        SourceType::Elasticsearch => {
-            let blame = |e: String| format!("elasticsearch at {address}: {e}");
-            let auth = (!settings.es_username.is_empty())
-                .then_some((settings.es_username.as_str(), settings.es_password.as_str()));
-            let client = endpoint::client_for(address, settings.insecure_skip_verify, auth)?;
-            let mut out = Vec::with_capacity(nodes.len());
-            for node in nodes {
-                let request = elasticsearch::search_request(
-                    &settings.es_index,
-                    &settings.es_hostname_field,
-                    node,
-                )
-                .map_err(blame)?;
-                let (_, body) =
-                    tokio::time::timeout_at(deadline, endpoint::fetch(&client, request))
-                        .await
-                        .map_err(|_| blame(format!("no answer within {COLLECTION_TIMEOUT:?}")))?
-                        .map_err(blame)?;
-                let (cpu, memory) = elasticsearch::averages(&body)
-                    .map_err(|e| blame(format!("node {node}: {e}")))?;
-                out.push(Collected {
-                    node: node.clone(),
-                    cpu_percent: cpu,
-                    memory_percent: memory,
-                    metrics_time: Some(now_rfc3339()),
-                });
-            }
-            Ok(out)
-        }
-        SourceType::PrometheusAdaptor => {
-            let blame = |e: String| format!("custom metrics API: {e}");
-            let mut reported = tokio::time::timeout_at(deadline, prometheus_adaptor::collect(api))
-                .await
-                .map_err(|_| blame(format!("no answer within {COLLECTION_TIMEOUT:?}")))?
-                .map_err(blame)?;
-            let out = nodes
-                .iter()
-                .map(|node| {
-                    let r = reported.remove(node).unwrap_or_default();
-                    Collected {
-                        node: node.clone(),
-                        cpu_percent: r.cpu_percent,
-                        memory_percent: r.memory_percent,
-                        metrics_time: r.metrics_time,
-                    }
-                })
-                .collect();
-            if let Some(stranger) = reported.keys().next() {
-                tracing::warn!(
-                    "custom metrics API: {} reported nodes are not in the cache (first: {stranger})",
-                    reported.len()
-                );
-            }
-            Ok(out)
-        }
+        SourceType::Prometheus => prometheus::collect(settings, nodes, deadline).await,
+        SourceType::Elasticsearch => elasticsearch::collect(settings, nodes, deadline).await,
+        SourceType::PrometheusAdaptor => prometheus_adaptor::collect(api, nodes, deadline).await,
     }
 }
 

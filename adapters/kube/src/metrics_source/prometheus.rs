@@ -10,8 +10,10 @@ use kube::Client;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::PERIOD;
-use super::endpoint::{encode_query_value, fetch};
+use std::collections::BTreeSet;
+
+use super::endpoint::{client_for, encode_query_value, fetch};
+use super::{Collected, PERIOD, SourceSettings, now_rfc3339};
 
 /// cpu busy percent of `node` (the `instance` label), 5 m rates sampled every 30 s over the period.
 pub fn cpu_query(node: &str) -> String {
@@ -67,9 +69,9 @@ pub fn first_sample(body: &[u8]) -> Result<Option<f64>, String> {
 
 /// Queries that did not give a value during one collection, for one warning.
 #[derive(Debug, Default)]
-pub struct Misses {
-    pub count: usize,
-    pub first: Option<String>,
+struct Misses {
+    count: usize,
+    first: Option<String>,
 }
 
 impl Misses {
@@ -79,8 +81,39 @@ impl Misses {
     }
 }
 
+/// Every node's averages; a query without a value reads 0 and the collection goes on, with
+/// one warning naming the address.
+pub async fn collect(
+    settings: &SourceSettings,
+    nodes: &BTreeSet<String>,
+    deadline: Instant,
+) -> Result<Vec<Collected>, String> {
+    let address = &settings.address;
+    let client = client_for(address, settings.insecure_skip_verify, None)?;
+    let mut misses = Misses::default();
+    let mut out = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let (cpu, memory) = node_averages(&client, node, deadline, &mut misses).await;
+        out.push(Collected {
+            node: node.clone(),
+            cpu_percent: cpu,
+            memory_percent: memory,
+            metrics_time: Some(now_rfc3339()),
+        });
+    }
+    if let Some(first) = misses.first {
+        tracing::warn!(
+            "prometheus at {address}: {} of {} queries gave no value and read as 0% \
+             (first: {first})",
+            misses.count,
+            2 * nodes.len()
+        );
+    }
+    Ok(out)
+}
+
 /// cpu and memory percent of `node`; each query that fails or finds nothing reads 0.
-pub async fn node_averages(
+async fn node_averages(
     client: &Client,
     node: &str,
     deadline: Instant,

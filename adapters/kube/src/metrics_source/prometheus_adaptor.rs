@@ -4,12 +4,15 @@
 //! are fractions, read as percent × 100. Volcano's chart grants no verb on that API group: the
 //! operator who picks this type grants `get` on `custom.metrics.k8s.io` `nodes/*` themselves.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use http::Request;
 use kube::Client;
 use serde_json::Value;
 use tephra_engine::model::Quantity;
+use tokio::time::Instant;
+
+use super::{COLLECTION_TIMEOUT, Collected};
 
 /// The node cpu usage average the adapter's rules must define.
 pub const CPU_METRIC: &str = "node_cpu_usage_avg";
@@ -77,8 +80,41 @@ pub fn read_values(
     Ok(())
 }
 
+/// Every node's averages: a node the API does not report reads 0 with no time (too old for
+/// any reader); a failed request fails the collection.
+pub async fn collect(
+    api: &Client,
+    nodes: &BTreeSet<String>,
+    deadline: Instant,
+) -> Result<Vec<Collected>, String> {
+    let blame = |e: String| format!("custom metrics API: {e}");
+    let mut reported = tokio::time::timeout_at(deadline, ask(api))
+        .await
+        .map_err(|_| blame(format!("no answer within {COLLECTION_TIMEOUT:?}")))?
+        .map_err(blame)?;
+    let out = nodes
+        .iter()
+        .map(|node| {
+            let r = reported.remove(node).unwrap_or_default();
+            Collected {
+                node: node.clone(),
+                cpu_percent: r.cpu_percent,
+                memory_percent: r.memory_percent,
+                metrics_time: r.metrics_time,
+            }
+        })
+        .collect();
+    if let Some(stranger) = reported.keys().next() {
+        tracing::warn!(
+            "custom metrics API: {} reported nodes are not in the cache (first: {stranger})",
+            reported.len()
+        );
+    }
+    Ok(out)
+}
+
 /// Both metrics of every node the API reports; an error names the request that failed.
-pub async fn collect(api: &Client) -> Result<BTreeMap<String, Reported>, String> {
+async fn ask(api: &Client) -> Result<BTreeMap<String, Reported>, String> {
     let get = |path: String| async move {
         let request = Request::get(&path)
             .body(Vec::new())
