@@ -272,6 +272,16 @@ impl Cluster {
             .transpose()?)
     }
 
+    /// Sets a pod's phase through the status subresource, as a kubelet would.
+    pub async fn set_phase(&self, ns: &str, pod: &str, phase: &str) -> Result<()> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+        let status = json!({"status": {"phase": phase}});
+        api.patch_status(pod, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .with_context(|| format!("phase of pod {ns}/{pod}"))?;
+        Ok(())
+    }
+
     /// Posts a binding for a pod, as a plain client (the throughput ceiling measurement).
     pub async fn bind(&self, ns: &str, pod: &str, node: &str) -> Result<()> {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
