@@ -16,6 +16,7 @@ use crate::flags::Flags;
 use crate::http;
 use crate::leader::{ElectionConfig, Elector, identity};
 use crate::metrics::Metrics;
+use crate::metrics_source::MetricsSource;
 use crate::objects::Responsibility;
 use crate::rate_limit::RateLimiter;
 use crate::reload::ReloadWatch;
@@ -153,6 +154,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     for &kind in &watched {
         tokio::spawn(run_watch(client.clone(), kind, keep.clone(), tx.clone()));
     }
+    let metrics_source = MetricsSource::new(client.clone(), tx.clone(), &conf.config.metrics);
     let settings = LoopSettings {
         scheduler_name: names[0].clone(),
         default_queue: flags.default_queue.clone(),
@@ -171,6 +173,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         reload,
         registry,
         feed: rx,
+        metrics_source,
         writer,
         metrics,
         dump_requested,

@@ -11,6 +11,7 @@ pub mod flags;
 pub mod http;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_source;
 pub mod objects;
 pub mod rate_limit;
 pub mod raw;

@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
 use crate::metrics::Metrics;
+use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
 use crate::watch::Feed;
@@ -56,6 +57,8 @@ pub struct Scheduler {
     reload: Option<ReloadWatch>,
     registry: PluginRegistry,
     feed: mpsc::Receiver<Feed>,
+    /// Node usage from the configured monitoring system, sent into the feed.
+    metrics_source: MetricsSource,
     writer: Writer,
     status: StatusWriter,
     /// Objects as the API answered our status writes.
@@ -112,6 +115,7 @@ pub struct Parts {
     pub reload: Option<ReloadWatch>,
     pub registry: PluginRegistry,
     pub feed: mpsc::Receiver<Feed>,
+    pub metrics_source: MetricsSource,
     pub writer: Writer,
     pub metrics: Metrics,
     pub dump_requested: Arc<AtomicBool>,
@@ -130,6 +134,7 @@ impl Scheduler {
             reload: p.reload,
             registry: p.registry,
             feed: p.feed,
+            metrics_source: p.metrics_source,
             writer: p.writer,
             status,
             written,
@@ -146,6 +151,9 @@ impl Scheduler {
 
     /// Applies one feed item; returns the kind when it reports a completed first list.
     fn apply(&mut self, item: Feed) -> Option<ObjectKind> {
+        if let Feed::Event(event, _) = &item {
+            self.metrics_source.observe(event);
+        }
         match item {
             Feed::Synced(kind) => return Some(kind),
             Feed::Event(ClusterEvent::Upsert(mut object), raw) => {
@@ -283,6 +291,7 @@ impl Scheduler {
                     checked.config.actions
                 );
                 self.metrics.show_config_problems(&checked.set_aside);
+                self.metrics_source.reconfigure(&checked.config.metrics);
                 self.conf = Arc::new(checked.config);
             }
             Ok(None) => {}
@@ -307,6 +316,7 @@ impl Scheduler {
     /// Runs cycles until a fatal error (a refused configuration without fallback).
     pub async fn run(mut self) -> Result<(), String> {
         self.wait_for_sync().await;
+        self.metrics_source.start();
         let start = Instant::now();
         let warmed = tephra_adapters::warm_up::warm_up(
             &mut self.state,

@@ -512,13 +512,32 @@ pub struct PodDisruptionBudgetStatus {
     pub disrupted_pods: BTreeMap<String, String>,
 }
 
-/// `metrics.k8s.io/v1beta1 NodeMetrics`: a node's measured usage, the offline stand-in for
-/// Volcano's metrics source (Prometheus / Elasticsearch averages).
+/// `metrics.k8s.io/v1beta1 NodeMetrics`: a node's measured usage. Offline, `usage` stands in
+/// for Volcano's metrics source; the live scheduler's source (tephra-kube's `metrics_source`)
+/// fills `averages` with what Volcano's sources report instead.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeMetrics {
     pub metadata: ObjectMeta,
     pub usage: ResourceList,
+    /// When present, the node's utilisation is read from here, not from `usage`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub averages: Option<UsageAverages>,
+}
+
+/// A node's utilisation as Volcano's metrics sources report it (Volcano:
+/// pkg/scheduler/api/node_info.go, NodeUsage): cpu and memory in percent of the node, averaged
+/// over `period`, the key Volcano files them under (its sources always use `10m`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UsageAverages {
+    pub period: String,
+    pub cpu_percent: f64,
+    pub memory_percent: f64,
+    /// When the source measured them (RFC 3339); absent when it did not say, which Volcano
+    /// keeps as the zero time (older than any staleness limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_time: Option<String>,
 }
 
 /// Any object tephra watches, as one event payload.

@@ -147,6 +147,18 @@ impl Quantity {
         self.scaled(0)
     }
 
+    /// The value as an `f64`, unrounded, computed as `Quantity.AsApproximateFloat64()` does:
+    /// the digits times the nearest `f64` to their power of ten (a custom metric's `523m` is
+    /// 0.523).
+    pub fn approximate_f64(&self) -> f64 {
+        let units = self.mantissa as f64 * 2f64.powi(self.exp2 as i32);
+        if self.exp10 == 0 {
+            return units;
+        }
+        let pow10: f64 = format!("1e{}", self.exp10).parse().unwrap_or(f64::NAN);
+        units * pow10
+    }
+
     /// True when the quantity is below zero.
     pub fn is_negative(&self) -> bool {
         self.mantissa < 0
@@ -221,6 +233,14 @@ mod tests {
         assert_eq!(q("1E3").value(), 1000);
         assert_eq!(q("1E").value(), 1_000_000_000_000_000_000);
         assert_eq!(q("25e-1").milli_value(), 2500);
+    }
+
+    #[test]
+    fn approximate_values_keep_fractions_below_a_milli_unit() {
+        assert_eq!(q("523m").approximate_f64(), 0.523);
+        assert_eq!(q("1500u").approximate_f64(), 0.0015);
+        assert_eq!(q("2Ki").approximate_f64(), 2048.0);
+        assert_eq!(q("-1e3").approximate_f64(), -1000.0);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `rescheduling` (spec §6.20): every `interval`, nominate victims that move load from
 //! over-utilised nodes to under-utilised ones (strategy `lowNodeUtilization`), for `shuffle`.
 //! Utilisation is measured usage (a metrics source; offline, `NodeMetrics` objects), not
-//! requests: without measurements every node counts as idle and nothing is nominated.
+//! requests: without measurements every node counts as idle and nothing is nominated. A
+//! source's averages count only when filed under `metricsPeriod` (Volcano's sources file them
+//! under `10m`, the argument defaults to `5m`: Volcano then reads no usage at all).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,10 @@ use crate::model::{NodeId, TaskId, parse_go_duration};
 
 /// The strategy tephra (like Volcano) implements.
 pub const LOW_NODE_UTILIZATION: &str = "lowNodeUtilization";
+
+/// `metricsPeriod` when absent or empty (Volcano: pkg/scheduler/plugins/rescheduling/
+/// rescheduling.go, DefaultMetricsPeriod).
+const DEFAULT_METRICS_PERIOD: &str = "5m";
 
 /// `lowNodeUtilization` parameters: percentages per resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +47,8 @@ impl Default for LowNodeUtilization {
 #[derive(Debug)]
 pub struct Rescheduling {
     interval_secs: f64,
+    /// The averaging period whose measurements the strategies read.
+    metrics_period: String,
     strategies: Vec<(String, LowNodeUtilization)>,
     active: bool,
 }
@@ -85,7 +93,10 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         .string("interval")?
         .and_then(|s| parse_go_duration(&s).ok())
         .unwrap_or(300.0);
-    args.string("metricsPeriod")?;
+    let metrics_period = args
+        .string("metricsPeriod")?
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| DEFAULT_METRICS_PERIOD.to_string());
     let mut strategies = vec![(
         LOW_NODE_UTILIZATION.to_string(),
         LowNodeUtilization::default(),
@@ -116,6 +127,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     }
     Ok(Box::new(Rescheduling {
         interval_secs,
+        metrics_period,
         strategies,
         active: false,
     }))
@@ -169,7 +181,9 @@ impl Rescheduling {
             .nodes
             .ids()
             .map(|n| {
-                let u = snap.nodes.usage[n.idx()];
+                let u = snap.nodes.usage[n.idx()]
+                    .as_ref()
+                    .filter(|u| u.covers(&self.metrics_period));
                 Usage {
                     node: n,
                     cpu: u.map_or(0.0, |u| u.cpu_percent),

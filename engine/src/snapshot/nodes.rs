@@ -25,22 +25,40 @@ pub struct NodeTable {
     pub by_name: HashMap<String, NodeId, FixedState>,
 }
 
-/// A node's measured cpu and memory utilisation, in percent of allocatable.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A node's measured cpu and memory utilisation, in percent.
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeUsage {
     pub cpu_percent: f64,
     pub memory_percent: f64,
+    /// The averaging period the source filed the measurement under (Volcano's key into
+    /// `CPUUsageAvg`); `None` for offline `NodeMetrics` quantities, which stand for any period.
+    pub period: Option<String>,
 }
 
 impl NodeUsage {
-    /// The utilisation `metrics` report, in percent of `allocatable`.
+    /// The utilisation `metrics` report: their averages when a metrics source gave them, else
+    /// their usage quantities in percent of `allocatable`.
     pub fn of(metrics: &NodeMetrics, allocatable: &Resource) -> NodeUsage {
+        if let Some(a) = &metrics.averages {
+            return NodeUsage {
+                cpu_percent: a.cpu_percent,
+                memory_percent: a.memory_percent,
+                period: Some(a.period.clone()),
+            };
+        }
         let used = Resource::from_list(&metrics.usage);
         let pct = |u: f64, a: f64| if a > 0.0 { u * 100.0 / a } else { 0.0 };
         NodeUsage {
             cpu_percent: pct(used.milli_cpu, allocatable.milli_cpu),
             memory_percent: pct(used.memory, allocatable.memory),
+            period: None,
         }
+    }
+
+    /// Whether a reader asking for averages over `period` gets this measurement (Volcano reads
+    /// `CPUUsageAvg[period]`, which holds only the periods its source filed).
+    pub fn covers(&self, period: &str) -> bool {
+        self.period.as_deref().is_none_or(|p| p == period)
     }
 }
 
@@ -77,5 +95,47 @@ impl NodeTable {
     /// `node.Allocatable.MaxTaskNum`: the `pods` allocatable.
     pub fn max_task_num(&self, n: NodeId) -> f64 {
         self.allocatable[n.idx()].get(crate::model::ResourceName::Scalar(crate::model::Dim::PODS))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ResourceList, UsageAverages};
+
+    fn allocatable() -> Resource {
+        let list: ResourceList =
+            serde_json::from_value(serde_json::json!({"cpu": "4", "memory": "8Gi"})).unwrap();
+        Resource::from_list(&list)
+    }
+
+    #[test]
+    fn usage_quantities_are_read_in_percent_of_allocatable_for_any_period() {
+        let metrics = NodeMetrics {
+            usage: serde_json::from_value(serde_json::json!({"cpu": "1", "memory": "2Gi"}))
+                .unwrap(),
+            ..Default::default()
+        };
+        let u = NodeUsage::of(&metrics, &allocatable());
+        assert_eq!((u.cpu_percent, u.memory_percent), (25.0, 25.0));
+        assert!(u.covers("5m") && u.covers("10m"));
+    }
+
+    #[test]
+    fn a_source_s_averages_are_taken_as_they_are_and_only_for_their_period() {
+        let metrics = NodeMetrics {
+            usage: serde_json::from_value(serde_json::json!({"cpu": "1"})).unwrap(),
+            averages: Some(UsageAverages {
+                period: "10m".into(),
+                cpu_percent: 61.5,
+                memory_percent: 12.25,
+                metrics_time: None,
+            }),
+            ..Default::default()
+        };
+        let u = NodeUsage::of(&metrics, &allocatable());
+        assert_eq!((u.cpu_percent, u.memory_percent), (61.5, 12.25));
+        assert!(u.covers("10m"));
+        assert!(!u.covers("5m"));
     }
 }

@@ -304,6 +304,12 @@ impl Cluster {
         Ok(())
     }
 
+    /// Sets a pod's phase through the status subresource, as a kubelet would.
+    pub async fn set_phase(&self, ns: &str, pod: &str, phase: &str) -> Result<()> {
+        self.patch_status("v1", "Pod", ns, pod, json!({ "phase": phase }))
+            .await
+    }
+
     /// Posts a binding for a pod, as a plain client (the throughput ceiling measurement).
     pub async fn bind(&self, ns: &str, pod: &str, node: &str) -> Result<()> {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);

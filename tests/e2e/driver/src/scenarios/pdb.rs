@@ -113,8 +113,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
     let mut s = ctx.scheduler("pdb", &conf, &["--node-selector=e2e:pdb"])?;
     wait_bound(ctx, NS, "l-", 2, Duration::from_secs(30)).await?;
     for name in ["l-db", "l-cache"] {
-        c.patch_status("v1", "Pod", NS, name, json!({"phase": "Running"}))
-            .await?;
+        c.set_phase(NS, name, "Running").await?;
     }
     let mut high = pod_group(NS, "high", "pdb-q", 1);
     high["spec"]["priorityClassName"] = json!("e2e-pdb-high");
