@@ -17,6 +17,7 @@ mod plugin;
 mod registry;
 mod search_purpose;
 mod session;
+mod session_metrics;
 mod state;
 mod statement;
 mod timers;
@@ -38,6 +39,9 @@ pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
 pub use search_purpose::SearchPurpose;
 pub use session::{Session, validate_plugins};
+pub use session_metrics::{
+    EvictingAction, GangFigures, JobAssumed, PluginTiming, QueueFigures, SessionMetrics,
+};
 pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use timers::Timers;

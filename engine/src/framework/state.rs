@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeColumns};
-use super::{Event, FitErrors, JobConditions, SessionOptions};
+use super::{Event, FitErrors, JobConditions, SessionMetrics, SessionOptions};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
@@ -85,6 +85,10 @@ pub struct SessionState {
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
     events: Mutex<Vec<Event>>,
+    /// What the session reports for the metrics (plugins and actions add to it).
+    pub metrics: SessionMetrics,
+    /// The job of each task allocate and backfill placed, in order (for `metrics` at close).
+    pub(crate) placed_jobs: Vec<JobId>,
 }
 
 impl SessionState {
@@ -160,6 +164,8 @@ impl SessionState {
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             events: Mutex::new(Vec::new()),
+            metrics: SessionMetrics::default(),
+            placed_jobs: Vec::new(),
             snap,
             config,
             options,

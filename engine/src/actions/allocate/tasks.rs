@@ -141,16 +141,24 @@ pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> 
     best_scored_node(ssn, t, &idle).or_else(|| best_scored_node(ssn, t, &future))
 }
 
-/// Allocate when the task fits idle, pipeline when it fits future idle.
+/// Allocate when the task fits idle, pipeline when it fits future idle; a task placed counts
+/// for its job's e2e scheduling metrics (Volcano: actions/allocate/allocate.go,
+/// allocateResourcesForTask).
 pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
     let req = ssn.state.resreq(t).clone();
-    if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
+    let placed = if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
         stmt.allocate(ssn, t, n)
     } else if req.less_equal(&ssn.state.future_idle(n), DimDefault::Zero) {
         stmt.pipeline(ssn, t, n, false)
     } else {
-        Ok(())
+        return Ok(());
+    };
+    if placed.is_ok()
+        && let Some(j) = ssn.state.job_of(t)
+    {
+        ssn.state.placed_jobs.push(j);
     }
+    placed
 }
 
 /// True when some task of `role` in the sub-job already failed its predicates this session.
