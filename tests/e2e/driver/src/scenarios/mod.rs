@@ -4,6 +4,7 @@ mod cli;
 mod gang;
 mod leader;
 mod metrics;
+mod metrics_complete;
 mod node_selector;
 mod pod_deleted;
 mod proportion;
@@ -30,6 +31,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("node-selector", |c| Box::pin(node_selector::run(c))),
     ("hot-reload", |c| Box::pin(reload::run(c))),
     ("metrics", |c| Box::pin(metrics::run(c))),
+    ("metrics-complete", |c| Box::pin(metrics_complete::run(c))),
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
