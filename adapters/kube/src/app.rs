@@ -58,7 +58,9 @@ async fn ensure_queue(w: &Writer, name: &str, reclaimable: bool) -> Result<(), S
 
 /// Runs vc-scheduler; returns only on a fatal error.
 pub async fn run(flags: Flags) -> Result<(), String> {
-    let client = crate::client::build(&flags.kubeconfig, &flags.master).await?;
+    let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
+    let (client, host) =
+        crate::client::build(&flags.kubeconfig, &flags.master, &metrics.rest_client).await?;
     let mut registry = tephra_adapters::plugins::registry();
     // Plugin libraries (tephra-plugin-sdk) stay loaded for the scheduler's lifetime.
     let _libraries = if flags.plugins_dir.is_empty() {
@@ -79,11 +81,12 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         .watch_dir()
         .map(|d| ReloadWatch::start(&d))
         .transpose()?;
-    let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     let writer = Writer {
         client: client.clone(),
         limiter: Arc::new(RateLimiter::new(flags.kube_api_qps, flags.kube_api_burst)),
         counts: metrics.api_writes.clone(),
+        rest_client: metrics.rest_client.clone(),
+        host,
     };
     if flags.enable_metrics || flags.enable_pprof {
         let addr = http::listen_addr("listen-address", &flags.listen_address)?;

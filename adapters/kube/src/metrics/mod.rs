@@ -7,6 +7,7 @@ mod buckets;
 mod feed;
 mod process;
 mod queue;
+mod rest_client;
 
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +18,7 @@ use prometheus::{
 
 pub use feed::{TaskStage, unix_millis};
 pub use queue::{QueueSeries, QueueStat};
+pub use rest_client::RestClientMetrics;
 
 use buckets::{ACTION, E2E, JOB, PLUGIN, STAGE, TASK};
 
@@ -48,6 +50,8 @@ pub struct Metrics {
     pub namespace_weight: GaugeVec,
     pub namespace_weighted_share: GaugeVec,
     pub queues: QueueSeries,
+    /// client-go's `rest_client_*` request metrics.
+    pub rest_client: RestClientMetrics,
     /// `tephra_api_writes_total{verb, resource}`, an export of our own.
     pub api_writes: CounterVec,
     /// Per queue series and queue, the scalar resources it has reported (Volcano sets a
@@ -231,6 +235,7 @@ impl Metrics {
                 &["namespace_name"],
             )?,
             queues: QueueSeries::register(&r)?,
+            rest_client: RestClientMetrics::register(&r)?,
             api_writes: r.counters(
                 Opts::new("tephra_api_writes_total", "API writes by verb and resource"),
                 &["verb", "resource"],
