@@ -54,6 +54,10 @@ pub struct Metrics {
     pub rest_client: RestClientMetrics,
     /// `tephra_api_writes_total{verb, resource}`, an export of our own.
     pub api_writes: CounterVec,
+    /// Scrapes served, by HTTP code, and in flight (Go's promhttp.InstrumentMetricHandler,
+    /// which Volcano's `/metrics` handler is wrapped in).
+    scrapes: CounterVec,
+    scrapes_in_flight: Gauge,
     /// Per queue series and queue, the scalar resources it has reported (Volcano sets a
     /// scalar a later update lacks to 0 rather than dropping it).
     known_scalars: Arc<Mutex<queue::KnownScalars>>,
@@ -240,11 +244,35 @@ impl Metrics {
                 Opts::new("tephra_api_writes_total", "API writes by verb and resource"),
                 &["verb", "resource"],
             )?,
+            scrapes: r.counters(
+                Opts::new(
+                    "promhttp_metric_handler_requests_total",
+                    "Total number of scrapes by HTTP status code.",
+                ),
+                &["code"],
+            )?,
+            scrapes_in_flight: r.gauge(Opts::new(
+                "promhttp_metric_handler_requests_in_flight",
+                "Current number of scrapes being served.",
+            ))?,
             known_scalars: Arc::default(),
             registry: r.0.clone(),
         };
         r.0.register(Box::new(process::ProcessCollector::new()?))?;
+        for code in ["200", "500", "503"] {
+            m.scrapes.with_label_values(&[code]);
+        }
         Ok(m)
+    }
+
+    /// Serves one scrape: the exposition, the scrape counted once served, as promhttp
+    /// counts it.
+    pub fn scrape(&self) -> String {
+        self.scrapes_in_flight.inc();
+        let text = self.render();
+        self.scrapes_in_flight.dec();
+        self.scrapes.with_label_values(&["200"]).inc();
+        text
     }
 
     /// The text exposition of every metric.
@@ -283,6 +311,17 @@ mod tests {
         assert!(text.contains(
             "volcano_e2e_scheduling_latency_milliseconds_bucket{le=\"4999.999999999997\"} 1"
         ));
+    }
+
+    #[test]
+    fn a_scrape_is_counted_once_served() {
+        let m = Metrics::new().unwrap();
+        let first = m.scrape();
+        assert!(first.contains("promhttp_metric_handler_requests_total{code=\"200\"} 0"));
+        assert!(first.contains("promhttp_metric_handler_requests_in_flight 1"));
+        assert!(first.contains("promhttp_metric_handler_requests_total{code=\"503\"} 0"));
+        let second = m.scrape();
+        assert!(second.contains("promhttp_metric_handler_requests_total{code=\"200\"} 1"));
     }
 
     #[test]

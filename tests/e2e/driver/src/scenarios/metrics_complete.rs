@@ -89,6 +89,19 @@ const PROCESS: &[&str] = &[
     "process_network_transmit_bytes_total",
 ];
 
+/// client-go's request metrics (k8s.io/component-base metrics/prometheus/restclient) that
+/// every scheduler's API traffic feeds, and promhttp's scrape metrics around Volcano's handler
+/// (pkg/util/util.go, PromHandler).
+const CLIENT: &[&str] = &[
+    "rest_client_requests_total",
+    "rest_client_request_duration_seconds",
+    "rest_client_request_size_bytes",
+    "rest_client_response_size_bytes",
+    "rest_client_rate_limiter_duration_seconds",
+    "promhttp_metric_handler_requests_total",
+    "promhttp_metric_handler_requests_in_flight",
+];
+
 /// The stages each staged histogram must have observed.
 const STAGES: &[(&str, &str)] = &[
     ("volcano_task_scheduling_latency_milliseconds", "Watched"),
@@ -201,6 +214,7 @@ fn check(text: &str) -> Result<()> {
     let mut missing: Vec<&str> = FED
         .iter()
         .chain(PROCESS)
+        .chain(CLIENT)
         .copied()
         .filter(|name| samples(text, name).is_empty())
         .collect();
