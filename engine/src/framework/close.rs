@@ -87,6 +87,7 @@ impl Session {
             .extend(pod_conditions.into_iter().flatten());
         self.queue_status(&mut d);
         d.events.extend(self.state.take_events());
+        self.state.metrics.search = self.state.take_search_timings();
         d.metrics = std::mem::take(&mut self.state.metrics);
         // Plugins go now (one may come from a library); freeing the session's columns and the
         // snapshot, a few shared strings and pointers per task, took a third of a large close,

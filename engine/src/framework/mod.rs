@@ -40,7 +40,8 @@ pub use registry::PluginRegistry;
 pub use search_purpose::SearchPurpose;
 pub use session::{Session, validate_plugins};
 pub use session_metrics::{
-    EvictingAction, GangFigures, JobAssumed, PluginTiming, QueueFigures, SessionMetrics,
+    EvictingAction, GangFigures, JobAssumed, PluginTiming, QueueFigures, SearchStage,
+    SearchTimings, SessionMetrics,
 };
 pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};

@@ -49,6 +49,33 @@ impl From<EvictionKind> for EvictingAction {
     }
 }
 
+/// A node-search stage Volcano times on every call (Volcano: util/predicate_helper.go,
+/// PredicateNodes; util/scheduler_helper.go, PrioritizeNodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchStage {
+    /// Finding the nodes a task fits.
+    Predicate,
+    /// Scoring the nodes it fits.
+    Scoring,
+}
+
+/// How long each node-search call of a session took, by stage.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchTimings {
+    pub predicate: Vec<Duration>,
+    pub scoring: Vec<Duration>,
+}
+
+impl SearchTimings {
+    /// Records one call of `stage` that took `took`.
+    pub fn record(&mut self, stage: SearchStage, took: Duration) {
+        match stage {
+            SearchStage::Predicate => self.predicate.push(took),
+            SearchStage::Scoring => self.scoring.push(took),
+        }
+    }
+}
+
 /// How long one plugin's `on_session_open` or `on_session_close` took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginTiming {
@@ -127,6 +154,8 @@ pub struct SessionMetrics {
     pub job_shares: Vec<(Arc<str>, Arc<str>, f64)>,
     /// Per queue, what proportion or capacity reported.
     pub queues: Vec<QueueFigures>,
+    /// Each node search's predicate and scoring time.
+    pub search: SearchTimings,
 }
 
 impl SessionMetrics {
@@ -200,6 +229,11 @@ mod tests {
             |t: &[super::PluginTiming]| t.iter().map(|t| t.plugin.clone()).collect::<Vec<_>>();
         assert_eq!(names(&m.plugin_open), ["gang", "drf", "proportion"]);
         assert_eq!(names(&m.plugin_close), ["gang", "drf", "proportion"]);
+    }
+
+    #[test]
+    fn each_predicate_search_of_allocate_is_timed() {
+        assert!(!closed().search.predicate.is_empty());
     }
 
     #[test]

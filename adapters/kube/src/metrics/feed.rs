@@ -104,6 +104,15 @@ impl Metrics {
         for figures in &m.queues {
             self.record_queue(figures);
         }
+        for (stage, timings) in [
+            ("Predicate", &m.search.predicate),
+            ("Scoring", &m.search.scoring),
+        ] {
+            let h = self.scheduling_stage_duration.with_label_values(&[stage]);
+            for took in timings {
+                h.observe(took.as_secs_f64() * 1000.0);
+            }
+        }
     }
 
     fn record_queue(&self, f: &QueueFigures) {
@@ -173,7 +182,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use tephra_engine::framework::{GangFigures, JobAssumed, PluginTiming};
+    use tephra_engine::framework::{GangFigures, JobAssumed, PluginTiming, SearchTimings};
     use tephra_engine::model::{Dim, Resource};
 
     use super::*;
@@ -221,6 +230,10 @@ mod tests {
                 overused: Some(true),
                 ..QueueFigures::named("q")
             }],
+            search: SearchTimings {
+                predicate: vec![Duration::from_micros(150); 3],
+                scoring: vec![Duration::from_micros(250)],
+            },
         }
     }
 
@@ -291,6 +304,14 @@ mod tests {
         assert!(
             !t.contains("volcano_queue_request_milli_cpu{"),
             "request was not reported"
+        );
+        assert_eq!(
+            v("volcano_scheduling_stage_duration_milliseconds_count{stage=\"Predicate\"}"),
+            3.0
+        );
+        assert_eq!(
+            v("volcano_scheduling_stage_duration_milliseconds_sum{stage=\"Scoring\"}"),
+            0.25
         );
     }
 

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use super::NodeSearch;
 use crate::actions::PriorityQueue;
 use crate::actions::node_search::{PredicateHelper, allocate_predicate, best_scored_node};
-use crate::framework::{FitError, FitErrors, Session, SessionState, Statement, StatusCode};
+use crate::framework::{
+    FitError, FitErrors, SearchStage, Session, SessionState, Statement, StatusCode,
+};
 use crate::model::{DimDefault, HyperNodeId, JobId, NodeId, SubJobId, TaskId, TaskStatus};
 
 /// Places tasks of `sj` from `tasks` on `hn`'s nodes. Returns the statement when the sub-job
@@ -74,8 +76,10 @@ pub fn allocate_resources_for_tasks(
         let mut chosen = None;
         if found.is_empty() {
             // Over all nodes, a task of a cached class takes its class's answer.
+            // The class's answer stands for this task's predicate search.
             let cached = if hn == top {
-                search.classes.best_node(ssn, t)
+                ssn.state
+                    .timed(SearchStage::Predicate, || search.classes.best_node(ssn, t))
             } else {
                 None
             };

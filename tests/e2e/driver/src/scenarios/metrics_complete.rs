@@ -108,6 +108,11 @@ const STAGES: &[(&str, &str)] = &[
     ("volcano_task_scheduling_latency_milliseconds", "Assumed"),
     ("volcano_task_scheduling_latency_milliseconds", "PreBound"),
     ("volcano_task_scheduling_latency_milliseconds", "Bound"),
+    (
+        "volcano_scheduling_stage_duration_milliseconds",
+        "Predicate",
+    ),
+    ("volcano_scheduling_stage_duration_milliseconds", "Scoring"),
     ("volcano_scheduling_stage_duration_milliseconds", "PreBind"),
     ("volcano_scheduling_stage_duration_milliseconds", "Bind"),
 ];
