@@ -1,8 +1,9 @@
-//! Every series a Volcano scheduler's `/metrics` serves has data in vc-scheduler's: two queues,
-//! a job filling the cluster, a higher-priority job that preempts in it, a gang that can never
-//! be placed (so it stays admitted, unready and retried), an extended resource for the scalar
-//! series; first under proportion, then, reloaded, under capacity (the only plugin that feeds
-//! the capacity series). The series Volcano registers but never feeds must stay without data.
+//! Every series a Volcano scheduler's `/metrics` serves has data in vc-scheduler's: in one of
+//! two queues (the other, empty, has a capability), a job filling the cluster, a
+//! higher-priority job that preempts in it, a gang that can never be placed (so it stays
+//! admitted, unready and retried), an extended resource for the scalar series; first under
+//! proportion, then, reloaded, under capacity (the only plugin that feeds the capacity
+//! series). The series Volcano registers but never feeds must stay without data.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -127,11 +128,14 @@ pub async fn run(ctx: &Ctx) -> Result<()> {
     cleaning(ctx, NS, "mc", body(ctx)).await
 }
 
-/// A pod asking for one cpu, 1Gi and one `FOO`, at `priority_class`.
+/// A pod asking for one cpu, 1Gi and one `FOO` (its limit too), at `priority_class`.
 fn foo_pod(name: &str, group: &str, priority_class: &str) -> Value {
     let mut p = pod(NS, name, group, "1", "1Gi");
     p["spec"]["priorityClassName"] = json!(priority_class);
-    p["spec"]["containers"][0]["resources"]["requests"][FOO] = json!("1");
+    let resources = &mut p["spec"]["containers"][0]["resources"];
+    resources["requests"][FOO] = json!("1");
+    // An extended resource cannot be overcommitted: its limit must equal its request.
+    resources["limits"][FOO] = json!("1");
     p
 }
 
@@ -161,8 +165,9 @@ async fn body(ctx: &Ctx) -> Result<()> {
         group("low", "mc-a", 1, "mc-low"),
     ];
     objects.extend((0..8).map(|i| foo_pod(&format!("low-{i}"), "low", "mc-low")));
-    // A gang no node can take (its pods select no node): admitted, never placed.
-    let mut stuck = group("stuck", "mc-b", 2, "mc-low");
+    // A gang no node can take (its pods select no node): admitted, never placed. In the
+    // filled queue: in another, proportion would deserve it part of the cluster.
+    let mut stuck = group("stuck", "mc-a", 2, "mc-low");
     stuck["spec"]["minResources"] = json!({"cpu": "2", "memory": "2Gi", FOO: "2"});
     objects.push(stuck);
     for i in 0..2 {
