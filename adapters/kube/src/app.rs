@@ -63,7 +63,9 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     for gate in &flags.feature_gates.unknown {
         tracing::warn!("--feature-gates: {gate} has no effect in tephra");
     }
-    let client = crate::client::build(&flags.kubeconfig, &flags.master).await?;
+    let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
+    let (client, host) =
+        crate::client::build(&flags.kubeconfig, &flags.master, &metrics.rest_client).await?;
     let mut registry = tephra_adapters::plugins::registry();
     // Plugin libraries (tephra-plugin-sdk) stay loaded for the scheduler's lifetime.
     let _libraries = if flags.plugins_dir.is_empty() {
@@ -90,12 +92,13 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         .watch_dir()
         .map(|d| ReloadWatch::start(&d))
         .transpose()?;
-    let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     metrics.show_config_problems(&conf.set_aside);
     let writer = Writer {
         client: client.clone(),
         limiter: Arc::new(RateLimiter::new(flags.kube_api_qps, flags.kube_api_burst)),
         counts: metrics.api_writes.clone(),
+        rest_client: metrics.rest_client.clone(),
+        host,
     };
     if flags.enable_metrics || flags.enable_pprof {
         let addr = http::listen_addr("listen-address", &flags.listen_address)?;

@@ -1,11 +1,19 @@
 //! The API client: `--kubeconfig` (or in-cluster configuration / `$KUBECONFIG`), with
 //! `--master` overriding the server URL, as Volcano's `BuildConfigFromFlags`.
 
+use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-/// Builds the client; the error names the flag or file at fault.
-pub async fn build(kubeconfig: &str, master: &str) -> Result<Client, String> {
+use crate::metrics::RestClientMetrics;
+
+/// Builds the client, its requests measured into `metrics`; the error names the flag or file
+/// at fault. Returns the client and the API server's `host:port`.
+pub async fn build(
+    kubeconfig: &str,
+    master: &str,
+    metrics: &RestClientMetrics,
+) -> Result<(Client, String), String> {
     let mut config = if kubeconfig.is_empty() {
         Config::infer()
             .await
@@ -22,5 +30,14 @@ pub async fn build(kubeconfig: &str, master: &str) -> Result<Client, String> {
             .parse()
             .map_err(|e| format!("--master={master}: {e}"))?;
     }
-    Client::try_from(config).map_err(|e| format!("cannot build the API client: {e}"))
+    let host = config
+        .cluster_url
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .unwrap_or_default();
+    let client = ClientBuilder::try_from(config)
+        .map_err(|e| format!("cannot build the API client: {e}"))?
+        .with_layer(&metrics.layer(&host))
+        .build();
+    Ok((client, host))
 }

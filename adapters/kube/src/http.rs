@@ -31,7 +31,7 @@ pub fn metrics_router(metrics: Option<Metrics>, pprof: bool) -> Router {
                 async move {
                     (
                         [("content-type", "text/plain; version=0.0.4; charset=utf-8")],
-                        m.render(),
+                        m.scrape(),
                     )
                 }
             }),

@@ -20,7 +20,7 @@ use tephra_engine::framework::{
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, TaskStage, unix_millis};
 use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
@@ -170,6 +170,7 @@ impl Scheduler {
                     // Our own bind is newer than this event (Volcano keeps its assumption too).
                     pod.spec.node_name = cached.spec.node_name.clone();
                 }
+                self.observe_arrival(&object);
                 let kind = ObjectKind::of(&object);
                 if let Some(raw) = &raw
                     && self
@@ -202,6 +203,7 @@ impl Scheduler {
                         ..Default::default()
                     });
                 }
+                self.observe_removal(kind, &namespace, &name);
                 self.raw.remove(kind, &namespace, &name);
                 self.pending
                     .remove(&(kind, namespace.clone(), name.clone()));
@@ -215,6 +217,58 @@ impl Scheduler {
             }
         }
         None
+    }
+
+    /// The metrics an object's arrival feeds (Volcano: cache/event_handlers.go): an unbound
+    /// pod's first sighting, and every PodGroup add or update its job's scheduling start.
+    fn observe_arrival(&self, object: &ClusterObject) {
+        match object {
+            ClusterObject::Pod(pod)
+                if pod.spec.node_name.is_empty()
+                    && self
+                        .state
+                        .pod(&pod.metadata.namespace, &pod.metadata.name)
+                        .is_none() =>
+            {
+                if let Some(created) = pod.metadata.creation_timestamp {
+                    self.metrics
+                        .task_reached(TaskStage::Watched, created, unix_millis());
+                }
+            }
+            ClusterObject::PodGroup(pg) => {
+                let m = &pg.metadata;
+                self.metrics.job_seen(
+                    &m.namespace,
+                    &m.name,
+                    self.queue_of(&pg.spec.queue),
+                    m.creation_timestamp.unwrap_or_default(),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A PodGroup's queue, the default queue when it names none.
+    fn queue_of<'a>(&'a self, queue: &'a str) -> &'a str {
+        if queue.is_empty() {
+            &self.settings.default_queue
+        } else {
+            queue
+        }
+    }
+
+    /// The series a deleted PodGroup or queue leaves behind go with it.
+    fn observe_removal(&self, kind: ObjectKind, namespace: &str, name: &str) {
+        match kind {
+            ObjectKind::PodGroup => {
+                if let Some(pg) = self.state.pod_group(namespace, name) {
+                    self.metrics
+                        .forget_job(namespace, name, self.queue_of(&pg.spec.queue));
+                }
+            }
+            ObjectKind::Queue => self.metrics.forget_queue(name),
+            _ => {}
+        }
     }
 
     /// Applies the API's answers to our status writes, then everything the watches sent.
@@ -380,6 +434,10 @@ impl Scheduler {
         }
         let decisions = ssn.close();
         let session_time = start.elapsed();
+        self.metrics
+            .e2e_scheduling_latency
+            .observe(ms(session_time));
+        self.observe_assumed(&decisions.binds);
         self.state.assume(&decisions, now);
         let mut batch = self.status_batch(&decisions);
         let bind_start = Instant::now();
@@ -401,8 +459,7 @@ impl Scheduler {
         }
         self.status.send(batch);
         self.metrics
-            .e2e_scheduling_latency
-            .observe(ms(start.elapsed()));
+            .record_session(&decisions.metrics, unix_millis());
         if !decisions.binds.is_empty() {
             tracing::info!(
                 "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
@@ -415,9 +472,54 @@ impl Scheduler {
         }
     }
 
+    /// Each task the session committed to a node reached the Assumed stage (Volcano:
+    /// framework/statement.go, allocate).
+    fn observe_assumed(&self, binds: &[Bind]) {
+        let now = unix_millis();
+        for b in binds {
+            if let Some(created) = self
+                .state
+                .pod(&b.namespace, &b.name)
+                .and_then(|p| p.metadata.creation_timestamp)
+            {
+                self.metrics.task_reached(TaskStage::Assumed, created, now);
+            }
+        }
+    }
+
+    /// The pre-bind step of each bind, when `predicates` (Volcano's one pre-binder) is
+    /// configured: tephra binds no volumes or claims first, so the step takes no time, and the
+    /// task is pre-bound at once (Volcano: cache/cache.go, executePreBind).
+    fn observe_pre_bind(&self, binds: &[Bind]) {
+        let pre_binder = self
+            .conf
+            .tiers
+            .iter()
+            .flat_map(|t| &t.plugins)
+            .any(|p| p.name == "predicates");
+        if !pre_binder {
+            return;
+        }
+        let now = unix_millis();
+        for b in binds {
+            self.metrics
+                .scheduling_stage_duration
+                .with_label_values(&["PreBind"])
+                .observe(0.0);
+            if let Some(created) = self
+                .state
+                .pod(&b.namespace, &b.name)
+                .and_then(|p| p.metadata.creation_timestamp)
+            {
+                self.metrics.task_reached(TaskStage::PreBound, created, now);
+            }
+        }
+    }
+
     /// Binds with bounded concurrency; a failed bind puts the pod back as the API holds it,
     /// so the next cycle schedules it again.
     async fn bind_all(&mut self, binds: &[Bind], batch: &mut StatusBatch) {
+        self.observe_pre_bind(binds);
         let w = self.writer.clone();
         let results: Vec<(Bind, Result<(), kube::Error>, Duration)> =
             futures::stream::iter(binds.iter().cloned())
@@ -432,7 +534,6 @@ impl Scheduler {
                 .buffer_unordered(BIND_CONCURRENCY)
                 .collect()
                 .await;
-        let now = unix_now();
         for (b, result, took) in results {
             match result {
                 Ok(()) => {
@@ -446,9 +547,7 @@ impl Scheduler {
                         .and_then(|p| p.metadata.creation_timestamp)
                     {
                         self.metrics
-                            .task_scheduling_latency
-                            .with_label_values(&["Bound"])
-                            .observe(((now - created.0).max(0) * 1000) as f64);
+                            .task_reached(TaskStage::Bound, created, unix_millis());
                     }
                     batch.events.push(EventWrite {
                         object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
@@ -535,20 +634,6 @@ impl Scheduler {
                 self.pending.insert(key, self.cycle);
                 batch.queues.push(o);
             }
-            let milli = |k: &str| {
-                q.allocated
-                    .get(k)
-                    .map(|v| v.milli_value() as f64)
-                    .unwrap_or(0.0)
-            };
-            self.metrics
-                .queue_allocated_milli_cpu
-                .with_label_values(&[&q.name])
-                .set(milli("cpu"));
-            self.metrics
-                .queue_allocated_memory_bytes
-                .with_label_values(&[&q.name])
-                .set(milli("memory") / 1000.0);
         }
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
         let mut memo = HashMap::new();
@@ -571,7 +656,6 @@ impl Scheduler {
             memo.insert(key, value);
         }
         self.condition_memo = memo;
-        let mut unschedulable_jobs = 0;
         for e in &d.events {
             let (kind, ns, name) = match &e.object {
                 EventObject::Pod { namespace, name } => (ObjectKind::Pod, namespace, name),
@@ -579,9 +663,6 @@ impl Scheduler {
                     (ObjectKind::PodGroup, namespace, name)
                 }
             };
-            if kind == ObjectKind::PodGroup && e.reason == "Unschedulable" {
-                unschedulable_jobs += 1;
-            }
             batch.events.push(EventWrite {
                 object: self.raw.object_ref(kind, ns, name),
                 type_: e.type_,
@@ -589,9 +670,6 @@ impl Scheduler {
                 message: e.message.to_string(),
             });
         }
-        self.metrics
-            .unschedule_job_count
-            .set(f64::from(unschedulable_jobs));
         batch
     }
 }

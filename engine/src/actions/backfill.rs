@@ -90,13 +90,17 @@ pub fn execute(ssn: &mut Session) {
         let Some(node) = best_scored_node(ssn, t, &found) else {
             continue;
         };
-        if let Err(e) = allocate_and_dispatch(ssn, t, node) {
-            let mut fe = FitErrors::default();
-            fe.nodes.insert(
-                node,
-                crate::framework::FitError::new(crate::framework::StatusCode::Error, e),
-            );
-            ssn.state.job_fit_errors[j.idx()].insert(t, fe);
+        match allocate_and_dispatch(ssn, t, node) {
+            // Volcano: actions/backfill/backfill.go, Execute feeds the job's e2e metrics.
+            Ok(()) => ssn.state.placed_jobs.push(j),
+            Err(e) => {
+                let mut fe = FitErrors::default();
+                fe.nodes.insert(
+                    node,
+                    crate::framework::FitError::new(crate::framework::StatusCode::Error, e),
+                );
+                ssn.state.job_fit_errors[j.idx()].insert(t, fe);
+            }
         }
     }
 }

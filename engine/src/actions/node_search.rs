@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::framework::{FitError, FitErrors, Session, StatusCode};
+use crate::framework::{FitError, FitErrors, SearchStage, Session, StatusCode};
 use crate::model::{DimDefault, JobId, NodeId, ResourceName, TaskId};
 
 /// Caches predicate failures per (job, task role) within one search scope, as Volcano's
@@ -29,7 +29,20 @@ impl PredicateHelper {
 
     /// Runs `check` over `nodes` and returns the feasible ones (in `nodes` order) and the
     /// failures. With node sampling configured, stops after `num_to_find` feasible nodes.
+    /// Each call is timed as the Predicate stage.
     pub fn predicate_nodes(
+        &mut self,
+        ssn: &Session,
+        task: TaskId,
+        nodes: &[NodeId],
+        check: impl Fn(&Session, TaskId, NodeId) -> Result<(), FitError>,
+    ) -> (Vec<NodeId>, FitErrors) {
+        ssn.state.timed(SearchStage::Predicate, || {
+            self.check_nodes(ssn, task, nodes, check)
+        })
+    }
+
+    fn check_nodes(
         &mut self,
         ssn: &Session,
         task: TaskId,
@@ -119,35 +132,45 @@ pub fn predicate_for_allocate(ssn: &Session, task: TaskId, node: NodeId) -> Resu
 }
 
 /// `PrioritizeNodes` + `SelectBestNode`: node-order and batch scores summed per node; the
-/// BestNode plugins may choose, else the highest score, ties to the first candidate.
+/// BestNode plugins may choose, else the highest score, ties to the first candidate. Scoring
+/// more than one node is timed as the Scoring stage.
 pub fn best_scored_node(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Option<NodeId> {
     match nodes {
         [] => None,
         [only] => Some(*only),
-        _ => {
-            let batch = ssn.batch_node_order(task, nodes)?;
-            let scores: Vec<(NodeId, f64)> = nodes
-                .iter()
-                .zip(batch)
-                .map(|(&n, b)| (n, ssn.node_order(task, n) + b))
-                .collect();
-            if let Some(n) = ssn.best_node(task, &scores) {
-                return Some(n);
-            }
-            let mut best = scores[0];
-            for &s in &scores[1..] {
-                if s.1 > best.1 {
-                    best = s;
-                }
-            }
-            Some(best.0)
-        }
+        _ => ssn
+            .state
+            .timed(SearchStage::Scoring, || score_best(ssn, task, nodes)),
     }
 }
 
+fn score_best(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Option<NodeId> {
+    let batch = ssn.batch_node_order(task, nodes)?;
+    let scores: Vec<(NodeId, f64)> = nodes
+        .iter()
+        .zip(batch)
+        .map(|(&n, b)| (n, ssn.node_order(task, n) + b))
+        .collect();
+    if let Some(n) = ssn.best_node(task, &scores) {
+        return Some(n);
+    }
+    let mut best = scores[0];
+    for &s in &scores[1..] {
+        if s.1 > best.1 {
+            best = s;
+        }
+    }
+    Some(best.0)
+}
+
 /// `PrioritizeNodes` + `SortNodes`: the nodes by score, best first; equal scores keep the
-/// candidates' order. A failing batch scorer leaves no node.
+/// candidates' order. A failing batch scorer leaves no node. Timed as the Scoring stage.
 pub fn best_scores_descending(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<NodeId> {
+    ssn.state
+        .timed(SearchStage::Scoring, || scores_descending(ssn, task, nodes))
+}
+
+fn scores_descending(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<NodeId> {
     let Some(batch) = ssn.batch_node_order(task, nodes) else {
         return Vec::new();
     };

@@ -11,7 +11,7 @@ use super::victims::{
     victims_can_make_room,
 };
 use crate::api::Pod;
-use crate::framework::{Session, Statement};
+use crate::framework::{EvictingAction, Session, Statement};
 use crate::model::{DimDefault, JobId, NodeId, QueueId, TaskId, TaskStatus};
 
 /// The action's arguments (`configurations` entry `preempt`).
@@ -108,7 +108,7 @@ pub fn execute(ssn: &mut Session) {
                 preempt(ssn, &mut stmt, t, &filter, &mut helper, args);
             }
             if ssn.job_pipelined(pj) {
-                stmt.commit(ssn);
+                stmt.commit_for(ssn, EvictingAction::Preempt);
             } else {
                 stmt.discard(ssn);
             }
@@ -125,7 +125,7 @@ pub fn execute(ssn: &mut Session) {
                     stmt.discard(ssn);
                     break;
                 }
-                stmt.commit(ssn);
+                stmt.commit_for(ssn, EvictingAction::Preempt);
             }
         }
     }
@@ -232,6 +232,7 @@ fn normal_preempt(
     for node in best_scores_descending(ssn, t, found) {
         let preemptees = node_tasks_where(ssn, node, |v| filter(ssn, v));
         let victims = ssn.preemptable(t, &preemptees);
+        ssn.state.metrics.preemption_victims = Some(victims.len());
         if !victims_can_make_room(ssn, t, node, &victims) {
             continue;
         }
@@ -248,6 +249,7 @@ fn normal_preempt(
             }
             ok = fits(ssn, t, node);
         }
+        ssn.state.metrics.preemption_attempt();
         if ok && ns.pipeline(ssn, t, node, freed_something).is_ok() {
             stmt.merge(&mut ns);
             return true;
@@ -302,6 +304,7 @@ fn topology_aware_preempt(
             return false;
         }
     }
+    ssn.state.metrics.preemption_attempt();
     if ns.pipeline(ssn, t, best.node, true).is_err() {
         ns.discard(ssn);
         return false;
@@ -318,6 +321,7 @@ fn select_victims_on_node(
 ) -> Option<Vec<TaskId>> {
     let preemptees = node_tasks_where(ssn, node, |v| filter(ssn, v));
     let potential = ssn.preemptable(t, &preemptees);
+    ssn.state.metrics.preemption_victims = Some(potential.len());
     if !victims_can_make_room(ssn, t, node, &potential) {
         return None;
     }
@@ -387,4 +391,49 @@ fn pick_candidate(ssn: &Session, candidates: Vec<Candidate>) -> Option<Candidate
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::framework::EvictingAction;
+    use crate::harness::Harness;
+
+    const CONF: &str = "actions: preempt\ntiers:\n- plugins:\n  - name: conformance\n  - name: gang\n  - name: priority\n";
+
+    fn pod(name: &str, group: &str, node: &str, phase: &str) -> String {
+        format!(
+            "---\nkind: Pod\nmetadata: {{name: {name}, namespace: ns, uid: ns-{name}, annotations: {{scheduling.k8s.io/group-name: {group}}}}}\nspec: {{schedulerName: volcano, nodeName: '{node}', containers: [{{name: c0, resources: {{requests: {{cpu: '1', memory: 1G}}}}}}]}}\nstatus: {{phase: {phase}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_committed_preemption_counts_its_attempt_victims_and_transaction() {
+        let objects = [
+            "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 10\n".to_string(),
+            "---\nkind: PodGroup\nmetadata: {name: low, namespace: ns}\nspec: {queue: q, minMember: 1, priorityClassName: low}\nstatus: {phase: Running}\n".to_string(),
+            "---\nkind: PodGroup\nmetadata: {name: high, namespace: ns}\nspec: {queue: q, minMember: 1, priorityClassName: high}\nstatus: {phase: Inqueue}\n".to_string(),
+            pod("low-0", "low", "n1", "Running"),
+            pod("low-1", "low", "n1", "Running"),
+            pod("high-0", "high", "", "Pending"),
+        ]
+        .concat();
+        let mut ssn = Harness::new(CONF)
+            .queue("q", 1)
+            .node("n1", "2", "4G", &[])
+            .manifests(&objects)
+            .open()
+            .unwrap();
+        crate::actions::run(&mut ssn, "preempt");
+        let d = ssn.close();
+        assert_eq!(d.evictions.len(), 1, "{:?}", d.evictions);
+        let m = &d.metrics;
+        assert_eq!(m.preemption_attempts, 1);
+        assert_eq!(
+            m.preemption_victims,
+            Some(1),
+            "gang keeps the low job's minimum of one"
+        );
+        assert_eq!(m.eviction_transactions[EvictingAction::Preempt as usize], 1);
+        assert_eq!(m.eviction_transactions.iter().sum::<u64>(), 1);
+    }
 }

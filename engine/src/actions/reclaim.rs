@@ -10,7 +10,7 @@ use super::victims::{
     node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
     victims_can_make_room, victims_in_order,
 };
-use crate::framework::{Session, Statement};
+use crate::framework::{EvictingAction, Session, Statement};
 use crate::model::{DimDefault, JobId, QueueId, TaskId, TaskStatus};
 
 /// Runs the action.
@@ -60,7 +60,7 @@ pub fn execute(ssn: &mut Session) {
                 reclaim_for_task(ssn, &mut stmt, t, q, error_cache);
             }
             if ssn.job_pipelined(job) {
-                stmt.commit(ssn);
+                stmt.commit_for(ssn, EvictingAction::Reclaim);
             } else {
                 stmt.discard(ssn);
             }

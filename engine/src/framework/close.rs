@@ -30,6 +30,8 @@ impl Session {
         self.close_plugins();
         let mut d = Decisions::default();
         let snap = self.state.snap.clone();
+        let placed = std::mem::take(&mut self.state.placed_jobs);
+        self.state.metrics.set_jobs_assumed(&snap, &placed);
         let tasks = &snap.tasks;
         d.binds = self
             .binds
@@ -85,6 +87,8 @@ impl Session {
             .extend(pod_conditions.into_iter().flatten());
         self.queue_status(&mut d);
         d.events.extend(self.state.take_events());
+        self.state.metrics.search = self.state.take_search_timings();
+        d.metrics = std::mem::take(&mut self.state.metrics);
         // Plugins go now (one may come from a library); freeing the session's columns and the
         // snapshot, a few shared strings and pointers per task, took a third of a large close,
         // so the thread pool frees them while the caller carries on with the decisions.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::api::{PodGroupStatus, ResourceList};
 
-use super::Event;
+use super::{Event, SessionMetrics};
 
 /// Bind a pod to a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,4 +72,6 @@ pub struct Decisions {
     pub queues: Vec<QueueUpdate>,
     pub pod_conditions: Vec<PodConditionUpdate>,
     pub events: Vec<Event>,
+    /// What the session counted and timed for the metrics.
+    pub metrics: SessionMetrics,
 }

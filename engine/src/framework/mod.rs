@@ -18,6 +18,7 @@ mod plugin;
 mod registry;
 mod search_purpose;
 mod session;
+mod session_metrics;
 mod state;
 mod statement;
 mod timers;
@@ -40,6 +41,10 @@ pub use plugin::{Plugin, PluginBuilder};
 pub use registry::PluginRegistry;
 pub use search_purpose::SearchPurpose;
 pub use session::Session;
+pub use session_metrics::{
+    EvictingAction, GangFigures, JobAssumed, PluginTiming, QueueFigures, SearchStage,
+    SearchTimings, SessionMetrics,
+};
 pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use timers::Timers;

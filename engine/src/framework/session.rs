@@ -2,8 +2,9 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
-use super::{PluginRegistry, SessionOptions, SessionState};
+use super::{PluginRegistry, PluginTiming, SessionOptions, SessionState};
 use crate::config::{ConfigError, PluginOption, Point, SchedulerConfig};
 use crate::model::{NodeId, TaskId};
 use crate::snapshot::Snapshot;
@@ -47,7 +48,7 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// `OpenSession`: builds the session state, then each plugin in tier order and calls its
-    /// `on_session_open`.
+    /// `on_session_open`, timing each call (Volcano: framework/framework.go, OpenSession).
     pub fn open(
         snap: Arc<Snapshot>,
         config: Arc<SchedulerConfig>,
@@ -68,7 +69,12 @@ impl Session {
                     plugin: p.name.clone(),
                     error,
                 })?;
+                let started = Instant::now();
                 plugin.on_session_open(&state);
+                state.metrics.plugin_open.push(PluginTiming {
+                    plugin: p.name.clone(),
+                    took: started.elapsed(),
+                });
                 slots.push(Slot {
                     option: p.clone(),
                     plugin,
@@ -149,10 +155,15 @@ impl Session {
         }
     }
 
-    /// Calls `on_session_close` of every plugin, in tier order.
+    /// Calls `on_session_close` of every plugin, in tier order, timing each.
     pub(crate) fn close_plugins(&mut self) {
         for s in &mut self.slots {
+            let started = Instant::now();
             s.plugin.on_session_close(&mut self.state);
+            self.state.metrics.plugin_close.push(PluginTiming {
+                plugin: s.option.name.clone(),
+                took: started.elapsed(),
+            });
         }
     }
 

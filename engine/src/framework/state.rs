@@ -4,13 +4,16 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeColumns};
-use super::{Event, FitErrors, JobConditions, SessionOptions};
+use super::{
+    Event, FitErrors, JobConditions, SearchStage, SearchTimings, SessionMetrics, SessionOptions,
+};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
@@ -85,6 +88,12 @@ pub struct SessionState {
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
     events: Mutex<Vec<Event>>,
+    /// What the session reports for the metrics (plugins and actions add to it).
+    pub metrics: SessionMetrics,
+    /// The job of each task allocate and backfill placed, in order (for `metrics` at close).
+    pub(crate) placed_jobs: Vec<JobId>,
+    /// Node-search timings, recorded by searches that hold the session shared.
+    search_timings: Mutex<SearchTimings>,
 }
 
 impl SessionState {
@@ -160,6 +169,9 @@ impl SessionState {
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             events: Mutex::new(Vec::new()),
+            metrics: SessionMetrics::default(),
+            placed_jobs: Vec::new(),
+            search_timings: Mutex::default(),
             snap,
             config,
             options,
@@ -664,6 +676,27 @@ impl SessionState {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(e);
+    }
+
+    /// Runs `search`, recording how long it took as one call of `stage`.
+    pub fn timed<R>(&self, stage: SearchStage, search: impl FnOnce() -> R) -> R {
+        let started = Instant::now();
+        let result = search();
+        let took = started.elapsed();
+        self.search_timings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .record(stage, took);
+        result
+    }
+
+    /// Takes the recorded node-search timings.
+    pub fn take_search_timings(&mut self) -> SearchTimings {
+        std::mem::take(
+            self.search_timings
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// Takes the recorded events.

@@ -2,7 +2,7 @@
 //! once and recorded; `commit` turns allocations into binds and evictions into eviction
 //! decisions, `discard` undoes the operations in reverse order.
 
-use super::{LastTransaction, Session};
+use super::{EvictingAction, LastTransaction, Session};
 use crate::model::{NodeId, TaskId, TaskStatus};
 
 /// A recorded operation.
@@ -187,6 +187,16 @@ impl Statement {
                 Op::Allocate { task, node } => dispatch(ssn, task, node),
             }
         }
+    }
+
+    /// Commits, counting the statement as one of `action`'s eviction transactions when it
+    /// evicts (Volcano counts each committed statement with an eviction:
+    /// metrics/metrics.go, RegisterEvictionTransaction).
+    pub fn commit_for(&mut self, ssn: &mut Session, action: EvictingAction) {
+        if self.has_evictions() {
+            ssn.state.metrics.eviction_transaction(action);
+        }
+        self.commit(ssn);
     }
 
     /// Re-applies saved operations on this statement (Volcano's `RecoverOperations`).

@@ -8,7 +8,9 @@ use rayon::prelude::*;
 
 use crate::api::PodGroupCondition;
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{EvictionContext, JobConditions, JobInvalid, Plugin, SessionState, Vote};
+use crate::framework::{
+    EvictionContext, GangFigures, JobConditions, JobInvalid, Plugin, SessionState, Vote,
+};
 use crate::model::{JobId, SubJobId, TaskId, TaskStatus};
 
 /// The plugin (no arguments).
@@ -135,27 +137,40 @@ impl Plugin for Gang {
         Some(ssn.job_is_starving(job))
     }
 
-    /// Writes each job's `Scheduled` or `Unschedulable` condition for this session.
+    /// Writes each job's `Scheduled` or `Unschedulable` condition for this session, and
+    /// reports each job's missing tasks and the jobs not ready (Volcano:
+    /// plugins/gang/gang.go, OnSessionClose).
     fn on_session_close(&mut self, ssn: &mut SessionState) {
         // Each job's condition reads only the session; they are worked out on the pool (a
         // contended cycle leaves tens of thousands of jobs with a message to format) and set in
         // job order.
-        let conditions: Vec<JobConditions> = (0..ssn.snap.jobs.len() as u32)
+        let verdicts: Vec<(JobId, JobConditions, Option<i32>)> = (0..ssn.snap.jobs.len() as u32)
             .into_par_iter()
             .filter_map(|j| {
                 let j = JobId(j);
-                job_condition(ssn, j).map(|c| ssn.job_conditions_with(j, c))
+                job_condition(ssn, j)
+                    .map(|(c, unready)| (j, ssn.job_conditions_with(j, c), unready))
             })
             .collect();
-        for conditions in conditions {
+        let mut figures = GangFigures::default();
+        for (j, conditions, unready) in verdicts {
+            let name = &ssn.snap.jobs.name[j.idx()];
+            figures
+                .unready_tasks
+                .push((name.clone(), unready.unwrap_or(0)));
+            if unready.is_some() {
+                figures.retried.push(name.clone());
+            }
             ssn.set_job_conditions(conditions);
         }
+        ssn.metrics.gang = Some(figures);
     }
 }
 
 /// The condition gang's session close sets on job `j`: Unschedulable with the gang's message
-/// while it is not ready, else Scheduled; `None` to leave it as it is.
-fn job_condition(ssn: &SessionState, j: JobId) -> Option<PodGroupCondition> {
+/// and how many more tasks the gang needs while it is not ready, else Scheduled and `None`;
+/// `None` to leave the job as it is.
+fn job_condition(ssn: &SessionState, j: JobId) -> Option<(PodGroupCondition, Option<i32>)> {
     let snap = &ssn.snap;
     let tasks = &snap.jobs.tasks[j.idx()];
     if tasks.is_empty() {
@@ -189,7 +204,7 @@ fn job_condition(ssn: &SessionState, j: JobId) -> Option<PodGroupCondition> {
             })
             .count() as i32;
         let unready = min - (ssn.ready_task_num(j) + placed_before);
-        PodGroupCondition {
+        let condition = PodGroupCondition {
             type_: "Unschedulable".into(),
             status: "True".into(),
             transition_id: ssn.options.uid.clone(),
@@ -200,15 +215,17 @@ fn job_condition(ssn: &SessionState, j: JobId) -> Option<PodGroupCondition> {
                 tasks.len(),
                 ssn.job_fit_error(j)
             ),
-        }
+        };
+        (condition, Some(unready))
     } else {
-        PodGroupCondition {
+        let condition = PodGroupCondition {
             type_: "Scheduled".into(),
             status: "True".into(),
             transition_id: ssn.options.uid.clone(),
             last_transition_time: Some(ssn.options.now),
             reason: "tasks in gang are ready to be scheduled".into(),
             message: String::new(),
-        }
+        };
+        (condition, None)
     })
 }

@@ -9,6 +9,7 @@ pub mod quantity;
 pub mod status;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
@@ -18,6 +19,7 @@ pub use events::{EventRecorder, ObjectRef, Recording};
 pub use evict::evict;
 pub use status::{EventWrite, StatusBatch, StatusWriter, Written};
 
+use crate::metrics::RestClientMetrics;
 use crate::rate_limit::RateLimiter;
 
 /// A client whose writes wait on the rate limiter and are counted (an export of our own,
@@ -28,6 +30,10 @@ pub struct Writer {
     pub limiter: Arc<RateLimiter>,
     /// `tephra_api_writes_total{verb, resource}`.
     pub counts: prometheus::CounterVec,
+    /// Where the rate limiter's waits are measured.
+    pub rest_client: RestClientMetrics,
+    /// The API server's `host:port`, the metrics' `host` label.
+    pub host: String,
 }
 
 impl std::fmt::Debug for Writer {
@@ -48,9 +54,23 @@ impl Writer {
 
     /// Waits for a token and counts one write of `what` (`verb resource`).
     pub async fn before(&self, what: &'static str) {
+        let started = Instant::now();
         self.limiter.acquire().await;
         let (verb, resource) = what.split_once(' ').unwrap_or((what, ""));
+        self.rest_client
+            .rate_limited(http_method(verb), &self.host, started.elapsed());
         self.counts.with_label_values(&[verb, resource]).inc();
+    }
+}
+
+/// The HTTP method of an API verb (client-go labels its rate limiter's waits by method).
+fn http_method(verb: &str) -> &'static str {
+    match verb {
+        "create" => "POST",
+        "update" => "PUT",
+        "patch" => "PATCH",
+        "delete" => "DELETE",
+        _ => "GET",
     }
 }
 

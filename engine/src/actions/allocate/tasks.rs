@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use super::NodeSearch;
 use crate::actions::PriorityQueue;
 use crate::actions::node_search::{PredicateHelper, allocate_predicate, best_scored_node};
-use crate::framework::{FitError, FitErrors, Session, SessionState, Statement, StatusCode};
+use crate::framework::{
+    FitError, FitErrors, SearchStage, Session, SessionState, Statement, StatusCode,
+};
 use crate::model::{DimDefault, HyperNodeId, JobId, NodeId, SubJobId, TaskId, TaskStatus};
 
 /// Places tasks of `sj` from `tasks` on `hn`'s nodes. Returns the statement when the sub-job
@@ -74,8 +76,10 @@ pub fn allocate_resources_for_tasks(
         let mut chosen = None;
         if found.is_empty() {
             // Over all nodes, a task of a cached class takes its class's answer.
+            // The class's answer stands for this task's predicate search.
             let cached = if hn == top {
-                search.classes.best_node(ssn, t)
+                ssn.state
+                    .timed(SearchStage::Predicate, || search.classes.best_node(ssn, t))
             } else {
                 None
             };
@@ -141,16 +145,24 @@ pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> 
     best_scored_node(ssn, t, &idle).or_else(|| best_scored_node(ssn, t, &future))
 }
 
-/// Allocate when the task fits idle, pipeline when it fits future idle.
+/// Allocate when the task fits idle, pipeline when it fits future idle; a task placed counts
+/// for its job's e2e scheduling metrics (Volcano: actions/allocate/allocate.go,
+/// allocateResourcesForTask).
 pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
     let req = ssn.state.resreq(t).clone();
-    if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
+    let placed = if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
         stmt.allocate(ssn, t, n)
     } else if req.less_equal(&ssn.state.future_idle(n), DimDefault::Zero) {
         stmt.pipeline(ssn, t, n, false)
     } else {
-        Ok(())
+        return Ok(());
+    };
+    if placed.is_ok()
+        && let Some(j) = ssn.state.job_of(t)
+    {
+        ssn.state.placed_jobs.push(j);
     }
+    placed
 }
 
 /// True when some task of `role` in the sub-job already failed its predicates this session.

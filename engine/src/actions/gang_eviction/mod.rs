@@ -79,7 +79,7 @@ pub(super) fn execute<F: Flavor>(ssn: &mut Session) {
             let mut stmt = Statement::new();
             let nominations = evict_for_job::<F>(ssn, &mut stmt, q, job, args);
             if ssn.job_pipelined(job) {
-                stmt.commit(ssn);
+                stmt.commit_for(ssn, F::KIND.into());
                 for (sj, hn) in nominations {
                     ssn.state.sub_job_nominated_hyper_node[sj.idx()] = Some(hn);
                 }

@@ -11,6 +11,7 @@
 //! gate, and PrePredicate / Simulate* have no counterpart in tephra's framework.
 
 mod attrs;
+mod figures;
 mod flat;
 mod hierarchy;
 mod reclaim;
@@ -21,7 +22,7 @@ use attrs::{QueueAttr, common_level, compare_share_with_deserved};
 
 use super::{job_resources, unschedulable_event};
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{EvictionContext, EvictionKind, Plugin, SessionState, Vote};
+use crate::framework::{EvictionContext, EvictionKind, Plugin, QueueFigures, SessionState, Vote};
 use crate::model::{JobId, QueueId, Resource, ResourceName, TaskId};
 
 /// The plugin.
@@ -35,6 +36,10 @@ pub struct Capacity {
     queues: Vec<Option<QueueAttr>>,
     /// The `root` queue (hierarchy only).
     root: Option<QueueId>,
+    /// What the metrics get at open, per queue.
+    opened: Vec<QueueFigures>,
+    /// The queues an allocate or deallocate event booked directly.
+    touched: Vec<bool>,
 }
 
 /// Builds the plugin from its arguments.
@@ -101,6 +106,13 @@ impl Capacity {
         }
     }
 
+    /// Notes that an event booked queue `q` directly (its figures change at close).
+    fn touch(&mut self, q: QueueId) {
+        if let Some(t) = self.touched.get_mut(q.idx()) {
+            *t = true;
+        }
+    }
+
     /// The admission test of one queue for a job asking for `min`.
     fn admits(attr: &QueueAttr, min: &Resource) -> Result<(), Vec<ResourceName>> {
         attr.usage
@@ -124,16 +136,30 @@ impl Plugin for Capacity {
         if !self.hierarchy {
             self.queues = flat::build(ssn);
             self.ready = true;
+        } else {
+            match hierarchy::build(ssn) {
+                Ok(h) => {
+                    self.queues = h.attrs;
+                    self.root = Some(h.root);
+                    self.ready = true;
+                }
+                Err(_) => self.ready = false,
+            }
+        }
+        if self.ready {
+            self.opened = figures::opened(ssn, &self.queues, self.hierarchy);
+            self.touched = vec![false; self.queues.len()];
+        }
+    }
+
+    /// Reports the queues' figures (a broken hierarchy reports none).
+    fn on_session_close(&mut self, ssn: &mut SessionState) {
+        if !self.ready {
             return;
         }
-        match hierarchy::build(ssn) {
-            Ok(h) => {
-                self.queues = h.attrs;
-                self.root = Some(h.root);
-                self.ready = true;
-            }
-            Err(_) => self.ready = false,
-        }
+        let opened = std::mem::take(&mut self.opened);
+        let closed = figures::closed(opened, &self.queues, &self.touched);
+        ssn.metrics.queues.extend(closed);
     }
 
     /// Higher `spec.priority` first, then the smaller share (queues with a deserved share
@@ -303,6 +329,7 @@ impl Plugin for Capacity {
             });
             if let Some(attr) = self.attr_mut(q) {
                 attr.update_share();
+                self.touch(q);
             }
         }
         Ok(())
@@ -315,6 +342,7 @@ impl Plugin for Capacity {
             });
             if let Some(attr) = self.attr_mut(q) {
                 attr.update_share();
+                self.touch(q);
             }
         }
     }

@@ -146,6 +146,24 @@ impl Plugin for Drf {
         self.tree = Some(tree);
     }
 
+    /// Reports each job's share as the session leaves it (Volcano: plugins/drf/drf.go feeds
+    /// `job_share` at open and on every allocate and deallocate event; the last value is the
+    /// one a scrape sees).
+    fn on_session_close(&mut self, ssn: &mut SessionState) {
+        let jobs = &ssn.snap.jobs;
+        ssn.metrics.job_shares = jobs
+            .ids()
+            .zip(&self.jobs)
+            .map(|(j, job)| {
+                (
+                    jobs.namespace[j.idx()].clone(),
+                    jobs.name[j.idx()].clone(),
+                    job.share,
+                )
+            })
+            .collect();
+    }
+
     /// The smaller dominant share first.
     fn job_order(&self, _ssn: &SessionState, l: JobId, r: JobId) -> Ordering {
         match (self.jobs.get(l.idx()), self.jobs.get(r.idx())) {

@@ -11,19 +11,25 @@ mod deserved;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 
 use attrs::QueueAttr;
 
 use super::share_order::compare_shares;
 use super::{job_resources, unschedulable_event};
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{Plugin, SessionState, Vote};
-use crate::model::{DimDefault, JobId, QueueId, TaskId};
+use crate::framework::{Plugin, QueueFigures, SessionState, Vote};
+use crate::model::{DimDefault, JobId, QueueId, Resource, TaskId};
 
 /// The plugin; attributes exist only for queues with a job in the session.
 #[derive(Debug, Default)]
 pub struct Proportion {
     queues: Vec<Option<QueueAttr>>,
+    /// Per queue, what the metrics get at open (Volcano feeds request and inqueue only then).
+    opened: Vec<QueueFigures>,
+    /// Per queue, the last `overused` answer: 0 never asked, 1 no, 2 yes (Volcano feeds
+    /// `queue_overused` on every call).
+    last_overused: Vec<AtomicU8>,
 }
 
 /// Builds the plugin; it takes no arguments.
@@ -58,6 +64,31 @@ impl Plugin for Proportion {
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.queues = attrs::build(ssn);
         deserved::water_fill(&ssn.snap.total, &mut self.queues);
+        self.opened = ssn
+            .snap
+            .queues
+            .ids()
+            .map(|q| opened_figures(&ssn.snap.queues.name[q.idx()], self.attr(q)))
+            .collect();
+        self.last_overused = (0..self.queues.len()).map(|_| AtomicU8::new(0)).collect();
+    }
+
+    /// Reports each queue's figures as the session leaves them (Volcano:
+    /// plugins/proportion/proportion.go feeds them at open and on allocate and deallocate
+    /// events).
+    fn on_session_close(&mut self, ssn: &mut SessionState) {
+        let opened = std::mem::take(&mut self.opened);
+        for (q, mut figures) in ssn.snap.queues.ids().zip(opened) {
+            if let Some(attr) = self.attr(q) {
+                figures.allocated = Some(attr.usage.allocated.clone());
+                figures.share = Some(attr.share);
+            }
+            figures.overused = match self.last_overused[q.idx()].load(AtomicOrdering::Relaxed) {
+                0 => None,
+                answer => Some(answer == 2),
+            };
+            ssn.metrics.queues.push(figures);
+        }
     }
 
     /// Higher `spec.priority` first, then the smaller share.
@@ -99,7 +130,11 @@ impl Plugin for Proportion {
     }
 
     fn overused(&self, _ssn: &SessionState, queue: QueueId) -> Option<bool> {
-        self.attr(queue).map(QueueAttr::overused)
+        let overused = self.attr(queue).map(QueueAttr::overused)?;
+        if let Some(last) = self.last_overused.get(queue.idx()) {
+            last.store(1 + u8::from(overused), AtomicOrdering::Relaxed);
+        }
+        Some(overused)
     }
 
     /// The queue is open and the task fits in what is left of its deserved share.
@@ -172,6 +207,29 @@ impl Plugin for Proportion {
             attr.update_share();
         }
     }
+}
+
+/// What proportion reports for a queue at open: with attributes, its allocation, request,
+/// reservation, weight, deserved share and share; without, zero allocation, request and
+/// reservation.
+fn opened_figures(name: &str, attr: Option<&QueueAttr>) -> QueueFigures {
+    let mut figures = QueueFigures::named(name);
+    match attr {
+        Some(a) => {
+            figures.allocated = Some(a.usage.allocated.clone());
+            figures.request = Some(a.usage.request.clone());
+            figures.inqueue = Some(a.usage.inqueue.clone());
+            figures.weight = Some(f64::from(a.weight));
+            figures.deserved = Some(a.deserved.clone());
+            figures.share = Some(a.share);
+        }
+        None => {
+            figures.allocated = Some(Resource::empty());
+            figures.request = Some(Resource::empty());
+            figures.inqueue = Some(Resource::empty());
+        }
+    }
+    figures
 }
 
 #[cfg(test)]

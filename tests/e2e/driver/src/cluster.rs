@@ -168,10 +168,20 @@ impl Cluster {
         cpu: &str,
         memory: &str,
     ) -> Result<()> {
+        let resources = json!({"cpu": cpu, "memory": memory, "pods": "110"});
+        self.node_with(name, labels, resources).await
+    }
+
+    /// A Ready node with `resources` allocatable (extended resources too), labelled `labels`.
+    pub async fn node_with(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+        resources: Value,
+    ) -> Result<()> {
         let mut labels = labels.clone();
         labels.insert("kubernetes.io/hostname".into(), name.into());
         self.create(&json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})).await?;
-        let resources = json!({"cpu": cpu, "memory": memory, "pods": "110"});
         let status = json!({"status": {"capacity": resources, "allocatable": resources,
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "e2e node"}]}});
         let api: Api<Node> = Api::all(self.client.clone());

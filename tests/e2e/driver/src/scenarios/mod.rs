@@ -5,6 +5,7 @@ mod gang;
 mod hyper_node;
 mod leader;
 mod metrics;
+mod metrics_complete;
 mod metrics_source;
 mod node_selector;
 mod pdb;
@@ -40,6 +41,7 @@ pub const ALL: &[(&str, Scenario)] = &[
         Box::pin(unknown_plugin::run(c))
     }),
     ("metrics-source", |c| Box::pin(metrics_source::run(c))),
+    ("metrics-complete", |c| Box::pin(metrics_complete::run(c))),
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
