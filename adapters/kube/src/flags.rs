@@ -96,7 +96,7 @@ pub struct Flags {
     /// Fixed percentage of nodes searched; <= 0 means adaptive (Volcano's default 0).
     #[arg(long = "percentage-nodes-to-find")]
     pub percentage_nodes_to_find: Option<i32>,
-    /// Directory of Go plugins (.so); tephra cannot load Go plugins and refuses a non-empty one.
+    /// Directory of plugin libraries built with tephra's plugin SDK (Go plugins cannot load).
     #[arg(long = "plugins-dir", default_value = "")]
     pub plugins_dir: String,
     /// Register CSI informers (accepted; tephra's predicates need none).
@@ -368,6 +368,31 @@ mod tests {
         assert_eq!(f.positional, ["2>&1"]);
         assert_eq!(f.schedule_period, Duration::from_secs(1));
         f.validate().unwrap();
+    }
+
+    /// The arguments Volcano's chart adds for its optional scheduler values
+    /// (templates/scheduler.yaml), as deploy/helm/tephra renders them too.
+    #[test]
+    fn chart_arguments_of_optional_values_are_accepted() {
+        let mut args = CHART_ARGS.to_vec();
+        args.extend([
+            "--scheduler-name=batch",
+            "--enable-pprof=true",
+            "--leader-elect=true",
+            "--leader-elect-resource-namespace=volcano-system",
+            "--percentage-nodes-to-find=0",
+            "--plugins-dir=/plugins",
+            "--feature-gates=PodDisruptionBudgetsSupport=true",
+            "--ignored-provisioners=a.csi,b.csi",
+            "--scheduler-sharding-mode=none",
+        ]);
+        let f = parse(&args).unwrap();
+        f.validate().unwrap();
+        assert_eq!(f.scheduler_names(), ["batch"]);
+        assert!(f.enable_pprof && f.leader_elect);
+        assert_eq!(f.lease_namespace(), "volcano-system");
+        assert_eq!(f.percentage_nodes_to_find, Some(0));
+        assert_eq!(f.ignored_provisioners, ["a.csi", "b.csi"]);
     }
 
     #[test]
