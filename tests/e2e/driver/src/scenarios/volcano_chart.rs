@@ -85,12 +85,13 @@ async fn body(ctx: &Ctx, chart: &Rendered) -> Result<()> {
     gang.extend((0..3).map(|i| pod(NS, &format!("fits-{i}"), "fits", "2", "1Gi")));
     c.create_all(gang).await?;
     wait_bound(ctx, NS, "fits-", 3, Duration::from_secs(30)).await?;
-    let fits = c.pod_group(NS, "fits").await?;
-    ensure!(
-        fits["status"]["phase"] == "Running",
-        "fits: phase {}",
-        fits["status"]["phase"]
-    );
+    // The phase follows the binds, written when a later cycle sees the pods bound.
+    wait_for(
+        "PodGroup fits to be Running",
+        Duration::from_secs(15),
+        || async move { Ok(c.pod_group(NS, "fits").await?["status"]["phase"] == "Running") },
+    )
+    .await?;
     // Two CPUs are left; a gang of three one-CPU pods must not get part of them.
     let mut too_big = vec![pod_group(NS, "too-big", "default", 3)];
     too_big.extend((0..3).map(|i| pod(NS, &format!("too-big-{i}"), "too-big", "1", "1Gi")));
