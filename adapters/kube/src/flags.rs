@@ -383,6 +383,31 @@ mod tests {
         f.validate().unwrap();
     }
 
+    /// The arguments Volcano's chart adds for its optional scheduler values
+    /// (templates/scheduler.yaml), as deploy/helm/tephra renders them too.
+    #[test]
+    fn chart_arguments_of_optional_values_are_accepted() {
+        let mut args = CHART_ARGS.to_vec();
+        args.extend([
+            "--scheduler-name=batch",
+            "--enable-pprof=true",
+            "--leader-elect=true",
+            "--leader-elect-resource-namespace=volcano-system",
+            "--percentage-nodes-to-find=0",
+            "--plugins-dir=/plugins",
+            "--feature-gates=PodDisruptionBudgetsSupport=true",
+            "--ignored-provisioners=a.csi,b.csi",
+            "--scheduler-sharding-mode=none",
+        ]);
+        let f = parse(&args).unwrap();
+        f.validate().unwrap();
+        assert_eq!(f.scheduler_names(), ["batch"]);
+        assert!(f.enable_pprof && f.leader_elect);
+        assert_eq!(f.lease_namespace(), "volcano-system");
+        assert_eq!(f.percentage_nodes_to_find, Some(0));
+        assert_eq!(f.ignored_provisioners, ["a.csi", "b.csi"]);
+    }
+
     #[test]
     fn defaults_are_volcanos() {
         let f = parse(&[]).unwrap();

@@ -124,6 +124,33 @@ impl Cluster {
         }
     }
 
+    /// Creates one object, or replaces the existing object of that kind and name with it
+    /// whole (what `kubectl replace` does; the object keeps its identity, so a service
+    /// account's tokens stay valid).
+    pub async fn replace(&self, object: &Value) -> Result<()> {
+        let api_version = object["apiVersion"].as_str().context("apiVersion")?;
+        let kind = object["kind"].as_str().context("kind")?;
+        let ns = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .context("metadata.name")?;
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        let mut o: DynamicObject = serde_json::from_value(object.clone())?;
+        let written = match api.get_opt(name).await? {
+            None => api.create(&PostParams::default(), &o).await,
+            Some(existing) => {
+                o.metadata.resource_version = existing.metadata.resource_version;
+                api.replace(name, &PostParams::default(), &o).await
+            }
+        };
+        written.with_context(|| format!("replace {kind} {ns}/{name}"))?;
+        Ok(())
+    }
+
     /// Creates many objects, a few at a time.
     pub async fn create_all(&self, objects: Vec<Value>) -> Result<()> {
         futures::stream::iter(objects)

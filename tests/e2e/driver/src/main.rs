@@ -6,6 +6,7 @@ mod cluster;
 mod ctx;
 mod env;
 mod proc;
+mod rendered;
 mod scenarios;
 
 use std::process::ExitCode;

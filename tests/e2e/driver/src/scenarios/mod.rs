@@ -13,8 +13,10 @@ mod pod_deleted;
 mod proportion;
 mod reload;
 mod restart;
+mod tephra_chart;
 mod throughput;
 mod unknown_plugin;
+mod volcano_chart;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,6 +32,8 @@ pub type Scenario = for<'a> fn(&'a Ctx) -> BoxFuture<'a, Result<()>>;
 
 pub const ALL: &[(&str, Scenario)] = &[
     ("cli", |c| Box::pin(cli::run(c))),
+    ("volcano-chart", |c| Box::pin(volcano_chart::run(c))),
+    ("tephra-chart", |c| Box::pin(tephra_chart::run(c))),
     ("gang", |c| Box::pin(gang::run(c))),
     ("proportion", |c| Box::pin(proportion::run(c))),
     ("node-selector", |c| Box::pin(node_selector::run(c))),
