@@ -134,6 +134,7 @@ mod tests {
             name: name.into(),
             uid: uid.into(),
             node: node.into(),
+            volumes: None,
         }
     }
 

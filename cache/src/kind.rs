@@ -15,11 +15,18 @@ pub enum ObjectKind {
     HyperNode,
     PodDisruptionBudget,
     NodeMetrics,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    StorageClass,
+    CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+    VolumeAttachment,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 8] = [
+    pub const ALL: [ObjectKind; 15] = [
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
         ObjectKind::Node,
@@ -28,6 +35,13 @@ impl ObjectKind {
         ObjectKind::Pod,
         ObjectKind::PodDisruptionBudget,
         ObjectKind::NodeMetrics,
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::PersistentVolume,
+        ObjectKind::StorageClass,
+        ObjectKind::CsiNode,
+        ObjectKind::CsiDriver,
+        ObjectKind::CsiStorageCapacity,
+        ObjectKind::VolumeAttachment,
     ];
 
     /// True for the kinds a snapshot's node side is built from (nodes and their measured usage).
@@ -46,6 +60,13 @@ impl ObjectKind {
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
+            ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
+            ClusterObject::PersistentVolume(_) => ObjectKind::PersistentVolume,
+            ClusterObject::StorageClass(_) => ObjectKind::StorageClass,
+            ClusterObject::CsiNode(_) => ObjectKind::CsiNode,
+            ClusterObject::CsiDriver(_) => ObjectKind::CsiDriver,
+            ClusterObject::CsiStorageCapacity(_) => ObjectKind::CsiStorageCapacity,
+            ClusterObject::VolumeAttachment(_) => ObjectKind::VolumeAttachment,
         }
     }
 
@@ -65,6 +86,13 @@ impl ObjectKind {
             ObjectKind::HyperNode => "HyperNode",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::NodeMetrics => "NodeMetrics",
+            ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            ObjectKind::PersistentVolume => "PersistentVolume",
+            ObjectKind::StorageClass => "StorageClass",
+            ObjectKind::CsiNode => "CSINode",
+            ObjectKind::CsiDriver => "CSIDriver",
+            ObjectKind::CsiStorageCapacity => "CSIStorageCapacity",
+            ObjectKind::VolumeAttachment => "VolumeAttachment",
         }
     }
 }
@@ -86,6 +114,13 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::HyperNode(o) => &o.metadata,
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
+        ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,
+        ClusterObject::PersistentVolume(o) => &o.metadata,
+        ClusterObject::StorageClass(o) => &o.metadata,
+        ClusterObject::CsiNode(o) => &o.metadata,
+        ClusterObject::CsiDriver(o) => &o.metadata,
+        ClusterObject::CsiStorageCapacity(o) => &o.metadata,
+        ClusterObject::VolumeAttachment(o) => &o.metadata,
     }
 }
 

@@ -35,6 +35,13 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::HyperNode => ("topology.volcano.sh", "v1alpha1", "hypernodes"),
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
+        ObjectKind::PersistentVolumeClaim => ("", "v1", "persistentvolumeclaims"),
+        ObjectKind::PersistentVolume => ("", "v1", "persistentvolumes"),
+        ObjectKind::StorageClass => ("storage.k8s.io", "v1", "storageclasses"),
+        ObjectKind::CsiNode => ("storage.k8s.io", "v1", "csinodes"),
+        ObjectKind::CsiDriver => ("storage.k8s.io", "v1", "csidrivers"),
+        ObjectKind::CsiStorageCapacity => ("storage.k8s.io", "v1", "csistoragecapacities"),
+        ObjectKind::VolumeAttachment => ("storage.k8s.io", "v1", "volumeattachments"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }

@@ -31,6 +31,7 @@ impl Session {
         let mut d = Decisions::default();
         let snap = self.state.snap.clone();
         let tasks = &snap.tasks;
+        let volume_binds = std::mem::take(&mut self.state.volume_binds);
         d.binds = self
             .binds
             .par_iter()
@@ -39,6 +40,7 @@ impl Session {
                 name: tasks.name[t.idx()].clone(),
                 uid: tasks.uid[t.idx()].clone(),
                 node: snap.nodes.name[n.idx()].clone(),
+                volumes: volume_binds.get(&t).cloned().map(Box::new),
             })
             .collect();
         for (t, reason) in &self.evictions {

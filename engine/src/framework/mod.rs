@@ -27,6 +27,7 @@ pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
 pub use decisions::{
     Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
+    VolumeBinds,
 };
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};

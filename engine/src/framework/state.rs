@@ -2,7 +2,7 @@
 //! beside the immutable snapshot. Plugins read it; only the session and statements write it.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use fixedbitset::FixedBitSet;
@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeColumns};
-use super::{Event, FitErrors, JobConditions, SessionOptions};
+use super::{Event, FitErrors, JobConditions, SessionOptions, VolumeBinds};
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId, TaskStatus};
@@ -84,6 +84,9 @@ pub struct SessionState {
     /// Network topology after session-open adjustment (tier names resolved, soft made hard).
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
+    /// Volume work each bind needs first, by task: left by the plugin that assumed it (the
+    /// predicates plugin's VolumeBinding) when the session closes.
+    pub volume_binds: HashMap<TaskId, VolumeBinds>,
     events: Mutex<Vec<Event>>,
 }
 
@@ -159,6 +162,7 @@ impl SessionState {
             sub_job_nominated_hyper_node: vec![None; ns],
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
+            volume_binds: HashMap::new(),
             events: Mutex::new(Vec::new()),
             snap,
             config,

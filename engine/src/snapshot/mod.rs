@@ -21,6 +21,7 @@ mod nodes;
 mod pods_by_group;
 mod queues;
 mod signature;
+mod storage;
 mod taint_index;
 mod task_columns;
 mod task_row;
@@ -43,6 +44,7 @@ pub use nodes::{NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
 pub use signature::{SignatureId, TaskSignature};
+pub use storage::StorageObjects;
 pub use taint_index::TaintIndex;
 pub use task_columns::Released;
 pub use task_row::prepare_task_row;
@@ -68,6 +70,8 @@ pub struct Snapshot {
     pub taints: Arc<TaintIndex>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
+    /// Claims, volumes, storage classes and CSI objects, for the volume filters.
+    pub storage: Arc<StorageObjects>,
     /// Values derived from this snapshot and shared within the cycle.
     pub derived: Derived,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).

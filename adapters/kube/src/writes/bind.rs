@@ -43,6 +43,7 @@ mod tests {
             name: "p".into(),
             uid: "u1".into(),
             node: "n1".into(),
+            volumes: None,
         };
         let v = binding(&b);
         assert_eq!(v["metadata"]["uid"], "u1");
@@ -57,6 +58,7 @@ mod tests {
             name: "p".into(),
             uid: "ns/p".into(),
             node: "n1".into(),
+            volumes: None,
         };
         assert!(binding(&b)["metadata"].get("uid").is_none());
     }
