@@ -135,3 +135,38 @@ pub fn filter(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_multi_zone_label_splits_on_double_underscores_and_an_empty_zone_voids_it() {
+        assert_eq!(zones("a__ b "), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(zones("a____b"), None);
+    }
+
+    #[test]
+    fn a_beta_volume_label_matches_the_node_under_its_ga_name() {
+        let t = [VolumeTopology {
+            key: BETA_ZONE,
+            values: vec!["b".into()],
+        }];
+        assert!(filter(&t, &labels(&[(ZONE, "b")])).is_ok());
+        assert_eq!(
+            filter(&t, &labels(&[(ZONE, "a")])).unwrap_err().reason,
+            REASON
+        );
+        assert!(
+            filter(&t, &labels(&[("other", "x")])).is_ok(),
+            "a node without topology labels takes any pod"
+        );
+    }
+}

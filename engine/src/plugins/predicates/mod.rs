@@ -1242,4 +1242,85 @@ mod tests {
             "0/1 nodes are unavailable: 1 node(s) didn't match pod anti-affinity rules, 1 node(s) pod number exceeded."
         );
     }
+
+    const LOCAL_CLASS: &str = "- {kind: StorageClass, metadata: {name: local}, provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}\n";
+
+    /// An available local volume on node `n1`.
+    const PV_ON_N1: &str = "- {kind: PersistentVolume, metadata: {name: pv1}, spec: {capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], storageClassName: local, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]}}}, status: {phase: Available}}\n";
+
+    /// An unbound claim `ns/<name>` of the local class.
+    fn claim(name: &str) -> String {
+        format!(
+            "- {{kind: PersistentVolumeClaim, metadata: {{name: {name}, namespace: ns, uid: {name}}}, spec: {{accessModes: [ReadWriteOnce], storageClassName: local, resources: {{requests: {{storage: 1Gi}}}}}}}}\n"
+        )
+    }
+
+    fn with_claim(claim: &str) -> String {
+        format!("volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}}}}}]")
+    }
+
+    fn local_volume_session(args: &str) -> Session {
+        open(
+            args,
+            &[
+                node("n1", "kubernetes.io/hostname: n1", CPU),
+                node("n2", "kubernetes.io/hostname: n2", CPU),
+                LOCAL_CLASS.to_string(),
+                PV_ON_N1.to_string(),
+                claim("ca"),
+                claim("cb"),
+                pod("a", "", &with_claim("ca")),
+                pod("b", "", &with_claim("cb")),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_volume_one_placement_takes_is_gone_for_the_next_until_the_placement_is_undone() {
+        let mut ssn = local_volume_session("");
+        let bind_conflict = one(
+            StatusCode::UnschedulableAndUnresolvable,
+            "node(s) didn't find available persistent volumes to bind",
+        );
+        assert!(check(&ssn, "b", "n1").is_empty());
+        assert_eq!(check(&ssn, "b", "n2"), bind_conflict);
+        let mut stmt = Statement::new();
+        let (a, n1) = (task(&ssn, "ns/a"), node_id(&ssn, "n1"));
+        ssn.pre_predicate(a).unwrap();
+        stmt.allocate(&mut ssn, a, n1).unwrap();
+        assert_eq!(
+            check(&ssn, "b", "n1"),
+            bind_conflict,
+            "pv1 is assumed for ca"
+        );
+        stmt.discard(&mut ssn);
+        assert!(
+            check(&ssn, "b", "n1").is_empty(),
+            "the assumption is reverted"
+        );
+    }
+
+    #[test]
+    fn a_pod_with_claims_is_not_node_local_unless_every_volume_filter_is_off() {
+        let ssn = local_volume_session("");
+        assert!(!ssn.node_local(task(&ssn, "ns/a")));
+        let off = local_volume_session(
+            "predicate.VolumeBindingEnable: false, predicate.VolumeZoneEnable: false, predicate.NodeVolumeLimitsEnable: false",
+        );
+        assert!(off.node_local(task(&off, "ns/a")));
+        assert!(check(&off, "b", "n2").is_empty());
+    }
+
+    #[test]
+    fn a_missing_claim_fails_the_pre_predicate_at_the_first_volume_filter() {
+        let ssn = open(
+            "",
+            &[node("n1", "", CPU), pod("p", "", &with_claim("gone"))],
+        );
+        let err = ssn.pre_predicate(task(&ssn, "ns/p")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin VolumeZone pre-predicates failed persistentvolumeclaim \"gone\" not found"
+        );
+    }
 }
