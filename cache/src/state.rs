@@ -31,7 +31,7 @@ pub struct ClusterState {
     /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
     pub(crate) storage: Arc<StorageObjects>,
     /// Storage events applied so far (counted with the stores' changes).
-    storage_changes: u64,
+    pub(crate) storage_changes: u64,
     /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
     /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next

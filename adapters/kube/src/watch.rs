@@ -46,13 +46,21 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }
 
-/// The kinds to watch: PriorityClasses only with `--priority-class`.
+/// The kinds to watch: PriorityClasses only with `--priority-class`; the storage kinds the
+/// volume filters read, as Volcano's informers list them.
 pub fn watched_kinds(priority_class: bool) -> Vec<ObjectKind> {
     let mut kinds = vec![
         ObjectKind::Queue,
         ObjectKind::Node,
         ObjectKind::PodGroup,
         ObjectKind::Pod,
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::PersistentVolume,
+        ObjectKind::StorageClass,
+        ObjectKind::CsiNode,
+        ObjectKind::CsiDriver,
+        ObjectKind::CsiStorageCapacity,
+        ObjectKind::VolumeAttachment,
     ];
     if priority_class {
         kinds.insert(0, ObjectKind::PriorityClass);

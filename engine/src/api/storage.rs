@@ -179,15 +179,6 @@ impl PersistentVolume {
     pub fn capacity_bytes(&self) -> i64 {
         self.spec.capacity.get("storage").map_or(0, Quantity::value)
     }
-
-    /// `IsVolumeBoundToClaim`: the claim reference names the claim (and its UID, when set).
-    pub fn bound_to(&self, claim: &PersistentVolumeClaim) -> bool {
-        let Some(r) = &self.spec.claim_ref else {
-            return false;
-        };
-        let m = &claim.metadata.meta;
-        r.name == m.name && r.namespace == m.namespace && (r.uid.is_empty() || r.uid == m.uid)
-    }
 }
 
 /// `storage.k8s.io/v1 StorageClass`, stripped.
