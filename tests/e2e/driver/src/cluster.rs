@@ -32,6 +32,7 @@ pub fn resource(api_version: &str, kind: &str) -> ApiResource {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let plural = match kind {
         "PriorityClass" => "priorityclasses".to_string(),
+        "StorageClass" => "storageclasses".to_string(),
         k => format!("{}s", k.to_lowercase()),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
@@ -270,6 +271,35 @@ impl Cluster {
             .await?
             .map(serde_json::to_value)
             .transpose()?)
+    }
+
+    /// Merges `patch` into an object, or into its status through the status subresource.
+    pub async fn merge(
+        &self,
+        (api_version, kind): (&str, &str),
+        (ns, name): (&str, &str),
+        status: bool,
+        patch: &Value,
+    ) -> Result<()> {
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        let pp = PatchParams::default();
+        let r = if status {
+            api.patch_status(name, &pp, &Patch::Merge(patch)).await
+        } else {
+            api.patch(name, &pp, &Patch::Merge(patch)).await
+        };
+        r.with_context(|| format!("patch {kind} {ns}/{name}"))?;
+        Ok(())
+    }
+
+    /// Deletes an object; one already gone is fine.
+    pub async fn delete(&self, api_version: &str, kind: &str, ns: &str, name: &str) -> Result<()> {
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("delete {kind} {ns}/{name}")),
+        }
     }
 
     /// Posts a binding for a pod, as a plain client (the throughput ceiling measurement).

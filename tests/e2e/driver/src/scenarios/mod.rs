@@ -10,6 +10,7 @@ mod proportion;
 mod reload;
 mod restart;
 mod throughput;
+mod volume_binding;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -33,6 +34,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
+    ("volume-binding", |c| Box::pin(volume_binding::run(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
 ];
 
