@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use tephra_engine::api::{Pod, PodCondition, Time};
+use tephra_engine::api::{
+    BOUND_BY_CONTROLLER_ANNOTATION, Pod, PodCondition, SELECTED_NODE_ANNOTATION, Time,
+};
 use tephra_engine::arrival::prepare_pod_group;
-use tephra_engine::framework::Decisions;
+use tephra_engine::framework::{Decisions, VolumeBinds};
 
 use crate::ClusterState;
 use crate::state::{key, prepare_pods};
@@ -36,8 +38,37 @@ fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &
 }
 
 impl ClusterState {
+    /// Writes a bind's volume work as the binder leaves it: each volume's `claimRef` names its
+    /// claim (marked bound by a controller when it named none or another), each claim to
+    /// provision carries its node. The watch's next versions replace them.
+    fn assume_volume_work(&mut self, work: &VolumeBinds, node: &str) {
+        let storage = Arc::make_mut(&mut self.storage);
+        for (name, claim) in &work.volumes {
+            if let Some(pv) = storage.volumes.get_mut(name) {
+                let pv = Arc::make_mut(pv);
+                if pv.spec.claim_ref.as_ref() != Some(claim) {
+                    pv.metadata
+                        .annotations
+                        .entry(BOUND_BY_CONTROLLER_ANNOTATION.into())
+                        .or_insert_with(|| "yes".into());
+                }
+                pv.spec.claim_ref = Some(claim.clone());
+            }
+        }
+        for (namespace, name) in &work.provisions {
+            if let Some(claim) = storage.claims.get_mut(&key(namespace, name)) {
+                Arc::make_mut(claim)
+                    .metadata
+                    .meta
+                    .annotations
+                    .insert(SELECTED_NODE_ANNOTATION.into(), node.into());
+            }
+        }
+        self.storage_changes += 1;
+    }
+
     /// Applies `decisions`: a bind sets the pod's `spec.nodeName` (so it counts on its node next
-    /// cycle) and marks it scheduled, an eviction marks the pod deleting at `now` (so it is
+    /// cycle) and marks it scheduled, and does its volume work first, an eviction marks the pod deleting at `now` (so it is
     /// Releasing), changed PodGroup statuses, queue `status.allocated` and unschedulable pod
     /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
@@ -52,6 +83,9 @@ impl ClusterState {
                 pod.spec.node_name = b.node.clone();
                 set_scheduled_condition(pod, "True", "", "");
             }));
+            if let Some(work) = &b.volumes {
+                self.assume_volume_work(work, &b.node);
+            }
         }
         for e in &decisions.evictions {
             changed.extend(self.change_live_pod(&e.namespace, &e.name, &e.uid, |pod| {
@@ -134,6 +168,7 @@ mod tests {
             name: name.into(),
             uid: uid.into(),
             node: node.into(),
+            volumes: None,
         }
     }
 
@@ -153,6 +188,55 @@ mod tests {
         assert_eq!(
             (c.type_.as_str(), c.status.as_str()),
             ("PodScheduled", "True")
+        );
+    }
+
+    #[test]
+    fn a_bind_with_volume_work_binds_the_volume_and_selects_the_claims_node() {
+        use tephra_engine::api::{ClaimReference, PersistentVolume, PersistentVolumeClaim};
+        let mut pv = PersistentVolume::default();
+        pv.metadata.name = "pv1".into();
+        let mut claim = PersistentVolumeClaim::default();
+        claim.metadata.meta.namespace = "ns".into();
+        claim.metadata.meta.name = "c2".into();
+        let mut s = ClusterState::from_objects([
+            pod("p", "u1"),
+            ClusterObject::PersistentVolume(Box::new(pv)),
+            ClusterObject::PersistentVolumeClaim(Box::new(claim)),
+        ]);
+        let reference = ClaimReference {
+            namespace: "ns".into(),
+            name: "c1".into(),
+            uid: "c1".into(),
+        };
+        let mut b = bind("p", "u1", "n1");
+        b.volumes = Some(Box::new(VolumeBinds {
+            volumes: vec![("pv1".into(), reference.clone())],
+            provisions: vec![("ns".into(), "c2".into())],
+        }));
+        let before = s.snapshot("default").storage.clone();
+        s.assume(
+            &Decisions {
+                binds: vec![b],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let after = s.snapshot("default").storage.clone();
+        let pv = &after.volumes["pv1"];
+        assert_eq!(pv.spec.claim_ref.as_ref(), Some(&reference));
+        assert_eq!(
+            pv.metadata.annotations[BOUND_BY_CONTROLLER_ANNOTATION],
+            "yes"
+        );
+        let claim = after.claim("ns", "c2").unwrap();
+        assert_eq!(
+            claim.metadata.meta.annotations[SELECTED_NODE_ANNOTATION],
+            "n1"
+        );
+        assert!(
+            before.volumes["pv1"].spec.claim_ref.is_none(),
+            "the earlier snapshot keeps its version"
         );
     }
 

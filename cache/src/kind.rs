@@ -16,11 +16,18 @@ pub enum ObjectKind {
     PodDisruptionBudget,
     NodeMetrics,
     Namespace,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    StorageClass,
+    CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+    VolumeAttachment,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 9] = [
+    pub const ALL: [ObjectKind; 16] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -30,6 +37,13 @@ impl ObjectKind {
         ObjectKind::Pod,
         ObjectKind::PodDisruptionBudget,
         ObjectKind::NodeMetrics,
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::PersistentVolume,
+        ObjectKind::StorageClass,
+        ObjectKind::CsiNode,
+        ObjectKind::CsiDriver,
+        ObjectKind::CsiStorageCapacity,
+        ObjectKind::VolumeAttachment,
     ];
 
     /// True for the kinds a snapshot's node side is built from (nodes and their measured usage).
@@ -56,6 +70,13 @@ impl ObjectKind {
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
             ClusterObject::Namespace(_) => ObjectKind::Namespace,
+            ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
+            ClusterObject::PersistentVolume(_) => ObjectKind::PersistentVolume,
+            ClusterObject::StorageClass(_) => ObjectKind::StorageClass,
+            ClusterObject::CsiNode(_) => ObjectKind::CsiNode,
+            ClusterObject::CsiDriver(_) => ObjectKind::CsiDriver,
+            ClusterObject::CsiStorageCapacity(_) => ObjectKind::CsiStorageCapacity,
+            ClusterObject::VolumeAttachment(_) => ObjectKind::VolumeAttachment,
         }
     }
 
@@ -76,6 +97,13 @@ impl ObjectKind {
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::NodeMetrics => "NodeMetrics",
             ObjectKind::Namespace => "Namespace",
+            ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            ObjectKind::PersistentVolume => "PersistentVolume",
+            ObjectKind::StorageClass => "StorageClass",
+            ObjectKind::CsiNode => "CSINode",
+            ObjectKind::CsiDriver => "CSIDriver",
+            ObjectKind::CsiStorageCapacity => "CSIStorageCapacity",
+            ObjectKind::VolumeAttachment => "VolumeAttachment",
         }
     }
 }
@@ -98,6 +126,13 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
         ClusterObject::Namespace(o) => &o.metadata,
+        ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,
+        ClusterObject::PersistentVolume(o) => &o.metadata,
+        ClusterObject::StorageClass(o) => &o.metadata,
+        ClusterObject::CsiNode(o) => &o.metadata,
+        ClusterObject::CsiDriver(o) => &o.metadata,
+        ClusterObject::CsiStorageCapacity(o) => &o.metadata,
+        ClusterObject::VolumeAttachment(o) => &o.metadata,
     }
 }
 

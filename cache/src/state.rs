@@ -9,7 +9,9 @@ use tephra_engine::api::{
     PriorityClass, Queue,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
-use tephra_engine::snapshot::{NodeTables, Released, Snapshot, SnapshotBuilder, TaskTables};
+use tephra_engine::snapshot::{
+    NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables,
+};
 
 use crate::pod_store::PodStore;
 use crate::store::Store;
@@ -27,6 +29,10 @@ pub struct ClusterState {
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
     pub(crate) namespaces: Store<Namespace>,
+    /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
+    pub(crate) storage: Arc<StorageObjects>,
+    /// Storage events applied so far (counted with the stores' changes).
+    pub(crate) storage_changes: u64,
     /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
     /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next
@@ -145,6 +151,7 @@ impl ClusterState {
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
                     ObjectKind::Namespace => self.namespaces.remove(&k),
+                    storage => self.remove_storage(storage, &k, &name),
                 };
             }
         }
@@ -178,8 +185,30 @@ impl ClusterState {
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
+            storage => {
+                self.storage_changes += 1;
+                // Every other kind is matched above.
+                _ = Arc::make_mut(&mut self.storage).upsert(storage);
+            }
         }
         None
+    }
+
+    /// Removes a storage object (`key` is `namespace/name`); false when there was none.
+    fn remove_storage(&mut self, kind: ObjectKind, key: &str, name: &str) -> bool {
+        let s = Arc::make_mut(&mut self.storage);
+        let removed = match kind {
+            ObjectKind::PersistentVolumeClaim => s.claims.remove(key).is_some(),
+            ObjectKind::CsiStorageCapacity => s.capacities.remove(key).is_some(),
+            ObjectKind::PersistentVolume => s.volumes.remove(name).is_some(),
+            ObjectKind::StorageClass => s.classes.remove(name).is_some(),
+            ObjectKind::CsiNode => s.csi_nodes.remove(name).is_some(),
+            ObjectKind::CsiDriver => s.csi_drivers.remove(name).is_some(),
+            ObjectKind::VolumeAttachment => s.attachments.remove(name).is_some(),
+            _ => false,
+        };
+        self.storage_changes += u64::from(removed);
+        removed
     }
 
     /// Builds what a first snapshot would build from nothing (the node tables, every job's and
@@ -250,6 +279,7 @@ impl ClusterState {
         for o in self.namespaces.iter() {
             b.namespace(o);
         }
+        b.storage(self.storage.clone());
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();
         let snap = b.build();
@@ -273,6 +303,7 @@ impl ClusterState {
             self.pdbs.changes(),
             self.node_metrics.changes(),
             self.namespaces.changes(),
+            self.storage_changes,
         ]
         .iter()
         .sum()

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use crate::api::{ContainerImage, Node, Pod, PodGroup, Queue, ResourceList};
+use crate::api::{ClusterObject, ContainerImage, Node, Pod, PodGroup, Queue, ResourceList};
 use crate::config::{ArgumentError, Arguments, ConfigError, SchedulerConfig};
 use crate::framework::{Plugin, PluginRegistry, Session, SessionOptions};
 use crate::model::Quantity;
@@ -140,8 +140,9 @@ impl Harness {
     }
 
     /// Adds objects written as YAML manifests (documents separated by `---`, each with a
-    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget or
-    /// NodeMetrics).
+    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget,
+    /// NodeMetrics, or a storage kind: PersistentVolumeClaim, PersistentVolume, StorageClass,
+    /// CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
     pub fn manifests(self, yaml: &str) -> Self {
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(yaml).expect("test manifests parse");
@@ -168,7 +169,28 @@ impl Harness {
                 "HyperNode" => b.hyper_node(Arc::new(from_value(doc))),
                 "PodDisruptionBudget" => b.pdb(Arc::new(from_value(doc))),
                 "NodeMetrics" => b.node_metrics(Arc::new(from_value(doc))),
-                other => panic!("unsupported kind {other}"),
+                storage => {
+                    let object = match storage {
+                        "PersistentVolumeClaim" => {
+                            ClusterObject::PersistentVolumeClaim(Box::new(from_value(doc)))
+                        }
+                        "PersistentVolume" => {
+                            ClusterObject::PersistentVolume(Box::new(from_value(doc)))
+                        }
+                        "StorageClass" => ClusterObject::StorageClass(Box::new(from_value(doc))),
+                        "CSINode" => ClusterObject::CsiNode(Box::new(from_value(doc))),
+                        "CSIDriver" => ClusterObject::CsiDriver(Box::new(from_value(doc))),
+                        "CSIStorageCapacity" => {
+                            ClusterObject::CsiStorageCapacity(Box::new(from_value(doc)))
+                        }
+                        "VolumeAttachment" => {
+                            ClusterObject::VolumeAttachment(Box::new(from_value(doc)))
+                        }
+                        other => panic!("unsupported kind {other}"),
+                    };
+                    b.storage_object(object);
+                    b
+                }
             };
         }
         self

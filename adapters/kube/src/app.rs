@@ -152,7 +152,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         scheduler_names: names.clone(),
         node_selector: flags.node_selector_pairs().map_err(|e| e.to_string())?,
     };
-    let watched = watched_kinds(flags.priority_class, &flags.feature_gates);
+    let watched = watched_kinds(&flags);
     let (tx, rx) = mpsc::channel(FEED_CAPACITY);
     for &kind in &watched {
         tokio::spawn(run_watch(client.clone(), kind, keep.clone(), tx.clone()));

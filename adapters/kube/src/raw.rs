@@ -8,7 +8,7 @@ use tephra_cache::ObjectKind;
 
 use crate::writes::ObjectRef;
 
-/// Raw pods, PodGroups and queues by `namespace/name`.
+/// Raw pods, PodGroups, queues, volumes and claims by `namespace/name`.
 #[derive(Debug, Default)]
 pub struct RawStore {
     objects: HashMap<(ObjectKind, String, String), Value>,
@@ -18,7 +18,11 @@ pub struct RawStore {
 fn kept(kind: ObjectKind) -> bool {
     matches!(
         kind,
-        ObjectKind::Pod | ObjectKind::PodGroup | ObjectKind::Queue
+        ObjectKind::Pod
+            | ObjectKind::PodGroup
+            | ObjectKind::Queue
+            | ObjectKind::PersistentVolume
+            | ObjectKind::PersistentVolumeClaim
     )
 }
 

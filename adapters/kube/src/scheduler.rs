@@ -521,13 +521,23 @@ impl Scheduler {
     async fn bind_all(&mut self, binds: &[Bind], batch: &mut StatusBatch) {
         self.observe_pre_bind(binds);
         let w = self.writer.clone();
+        let raw = &self.raw;
+        let with_volumes = binds.iter().cloned().map(|b| {
+            let volumes = b
+                .volumes
+                .as_ref()
+                .map(|work| writes::volumes::volume_writes(raw, work, &b.node))
+                .transpose();
+            (b, volumes)
+        });
+        let with_volumes: Vec<_> = with_volumes.collect();
         let results: Vec<(Bind, Result<(), kube::Error>, Duration)> =
-            futures::stream::iter(binds.iter().cloned())
-                .map(|b| {
+            futures::stream::iter(with_volumes)
+                .map(|(b, volumes)| {
                     let w = w.clone();
                     async move {
                         let t = Instant::now();
-                        let r = writes::bind(&w, &b).await;
+                        let r = writes::bind(&w, &b, volumes).await;
                         (b, r, t.elapsed())
                     }
                 })
@@ -573,6 +583,7 @@ impl Scheduler {
     }
 
     fn roll_back(&mut self, b: &Bind, e: &kube::Error, batch: &mut StatusBatch) {
+        self.restore_volumes(b);
         let Some(raw) = self
             .raw
             .get(ObjectKind::Pod, &b.namespace, &b.name)
@@ -597,6 +608,34 @@ impl Scheduler {
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
         if let Some(pod) = writes::status::pod_condition_write(&raw, &condition, &now) {
             batch.pods.push(pod);
+        }
+    }
+
+    /// Puts the bind's volumes and claims back in the cache as the API last sent them (the
+    /// cache assumed the bind's volume work).
+    fn restore_volumes(&mut self, b: &Bind) {
+        let Some(work) = &b.volumes else {
+            return;
+        };
+        let volumes = work
+            .volumes
+            .iter()
+            .map(|(name, _)| (ObjectKind::PersistentVolume, "", name.as_str()));
+        let claims = work.provisions.iter().map(|(ns, name)| {
+            (
+                ObjectKind::PersistentVolumeClaim,
+                ns.as_str(),
+                name.as_str(),
+            )
+        });
+        for (kind, ns, name) in volumes.chain(claims) {
+            let Some(raw) = self.raw.get(kind, ns, name).cloned() else {
+                continue;
+            };
+            match crate::objects::convert(kind, raw) {
+                Ok(c) => self.state.apply_event(ClusterEvent::Upsert(c.object)),
+                Err(err) => tracing::warn!("cannot restore {kind} {ns}/{name}: {err}"),
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
 use tephra_engine::api::ClusterObject;
 use tokio::sync::mpsc;
 
-use crate::feature_gates::FeatureGates;
+use crate::flags::Flags;
 use crate::objects::{Raw, Responsibility, convert};
 
 /// What the watches tell the scheduler loop.
@@ -37,16 +37,25 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
         ObjectKind::Namespace => ("", "v1", "namespaces"),
+        ObjectKind::PersistentVolumeClaim => ("", "v1", "persistentvolumeclaims"),
+        ObjectKind::PersistentVolume => ("", "v1", "persistentvolumes"),
+        ObjectKind::StorageClass => ("storage.k8s.io", "v1", "storageclasses"),
+        ObjectKind::CsiNode => ("storage.k8s.io", "v1", "csinodes"),
+        ObjectKind::CsiDriver => ("storage.k8s.io", "v1", "csidrivers"),
+        ObjectKind::CsiStorageCapacity => ("storage.k8s.io", "v1", "csistoragecapacities"),
+        ObjectKind::VolumeAttachment => ("storage.k8s.io", "v1", "volumeattachments"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }
 
 /// The kinds to watch, as Volcano's cache registers its informers (Volcano:
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
-/// and their gate, PodDisruptionBudgets with theirs, Namespaces and HyperNodes always.
-pub fn watched_kinds(priority_class: bool, gates: &FeatureGates) -> Vec<ObjectKind> {
+/// and their gate, PodDisruptionBudgets with theirs, CSIDrivers and CSIStorageCapacities with
+/// `--csi-storage`; Namespaces, HyperNodes and the other storage kinds always.
+pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
+    let gates = &flags.feature_gates;
     let mut kinds = Vec::new();
-    if priority_class && gates.priority_class {
+    if flags.priority_class && gates.priority_class {
         kinds.push(ObjectKind::PriorityClass);
     }
     kinds.extend([ObjectKind::Namespace, ObjectKind::Queue, ObjectKind::Node]);
@@ -54,6 +63,16 @@ pub fn watched_kinds(priority_class: bool, gates: &FeatureGates) -> Vec<ObjectKi
     kinds.extend([ObjectKind::PodGroup, ObjectKind::Pod]);
     if gates.pod_disruption_budgets {
         kinds.push(ObjectKind::PodDisruptionBudget);
+    }
+    kinds.extend([
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::PersistentVolume,
+        ObjectKind::StorageClass,
+        ObjectKind::VolumeAttachment,
+        ObjectKind::CsiNode,
+    ]);
+    if flags.csi_storage {
+        kinds.extend([ObjectKind::CsiDriver, ObjectKind::CsiStorageCapacity]);
     }
     kinds
 }
@@ -335,21 +354,37 @@ mod tests {
     }
 
     #[test]
-    fn volcanos_default_gates_watch_budgets_and_hyper_nodes() {
-        let kinds = watched_kinds(true, &FeatureGates::default());
+    fn volcanos_defaults_watch_budgets_hyper_nodes_and_storage() {
+        let flags = |args: &[&str]| {
+            let mut all = vec!["vc-scheduler"];
+            all.extend_from_slice(args);
+            <Flags as clap::Parser>::try_parse_from(all).unwrap()
+        };
+        let kinds = watched_kinds(&flags(&[]));
         for k in [
             ObjectKind::PriorityClass,
+            ObjectKind::Namespace,
             ObjectKind::HyperNode,
             ObjectKind::PodDisruptionBudget,
             ObjectKind::Pod,
+            ObjectKind::PersistentVolumeClaim,
+            ObjectKind::CsiStorageCapacity,
         ] {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
-        let off =
-            FeatureGates::parse("PodDisruptionBudgetsSupport=false,PriorityClass=false").unwrap();
-        let kinds = watched_kinds(true, &off);
-        assert!(!kinds.contains(&ObjectKind::PodDisruptionBudget));
-        assert!(!kinds.contains(&ObjectKind::PriorityClass));
+        let kinds = watched_kinds(&flags(&[
+            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false",
+            "--csi-storage=false",
+        ]));
+        for k in [
+            ObjectKind::PodDisruptionBudget,
+            ObjectKind::PriorityClass,
+            ObjectKind::CsiDriver,
+            ObjectKind::CsiStorageCapacity,
+        ] {
+            assert!(!kinds.contains(&k), "{k} watched in {kinds:?}");
+        }
+        assert!(kinds.contains(&ObjectKind::CsiNode));
     }
 
     #[test]

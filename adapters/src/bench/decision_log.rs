@@ -68,6 +68,7 @@ mod tests {
             name: name.into(),
             uid: "".into(),
             node: node.into(),
+            volumes: None,
         };
         let d = Decisions {
             binds: vec![bind("b", "n1"), bind("a", "n2")],

@@ -4,8 +4,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{
-    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
-    PriorityClass, Queue,
+    ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
+    PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
+    Queue, StorageClass, VolumeAttachment,
 };
 
 use super::field_path::failing_field;
@@ -91,6 +92,33 @@ pub fn decode(
         ObjectKind::Namespace => ClusterObject::Namespace(Box::new(typed::<Namespace>(
             value, origin, location, &what,
         )?)),
+        ObjectKind::PersistentVolumeClaim => ClusterObject::PersistentVolumeClaim(Box::new(
+            typed::<PersistentVolumeClaim>(value, origin, location, &what)?,
+        )),
+        ObjectKind::PersistentVolume => {
+            ClusterObject::PersistentVolume(Box::new(typed::<PersistentVolume>(
+                value, origin, location, &what,
+            )?))
+        }
+        ObjectKind::StorageClass => ClusterObject::StorageClass(Box::new(typed::<StorageClass>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::CsiNode => {
+            ClusterObject::CsiNode(Box::new(typed::<CsiNode>(value, origin, location, &what)?))
+        }
+        ObjectKind::CsiDriver => ClusterObject::CsiDriver(Box::new(typed::<CsiDriver>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::CsiStorageCapacity => {
+            ClusterObject::CsiStorageCapacity(Box::new(typed::<CsiStorageCapacity>(
+                value, origin, location, &what,
+            )?))
+        }
+        ObjectKind::VolumeAttachment => {
+            ClusterObject::VolumeAttachment(Box::new(typed::<VolumeAttachment>(
+                value, origin, location, &what,
+            )?))
+        }
     };
     Ok(Decoded::Object(with_defaults(
         object, origin, location, &what,
@@ -130,6 +158,8 @@ fn with_defaults(
         ClusterObject::Pod(p) => Some(&mut p.metadata),
         ClusterObject::PodGroup(pg) => Some(&mut pg.metadata),
         ClusterObject::PodDisruptionBudget(pdb) => Some(&mut pdb.metadata),
+        ClusterObject::PersistentVolumeClaim(pvc) => Some(&mut pvc.metadata.meta),
+        ClusterObject::CsiStorageCapacity(c) => Some(&mut c.metadata),
         _ => None,
     };
     if let Some(meta) = meta.filter(|m| m.namespace.is_empty()) {

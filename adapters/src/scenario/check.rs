@@ -134,6 +134,48 @@ pub fn compare(expect: &Expect, seen: &Observed) -> Vec<Check> {
             passed,
         ));
     }
+    if let Some(want) = &expect.volume_bindings {
+        let got = |pod: &String| {
+            seen.volume_bindings
+                .get(pod)
+                .map_or("<not bound>".to_string(), map_text)
+        };
+        let passed = want.iter().all(|(pod, v)| got(pod) == map_text(v));
+        checks.push(Check::new(
+            "volumeBindings",
+            map_text(want.iter().map(|(p, v)| (p, map_text(v)))),
+            map_text(want.keys().map(|p| (p, got(p)))),
+            passed,
+        ));
+    }
+    if let Some(want) = &expect.provisions {
+        let got = |pod: &String| {
+            seen.provisions
+                .get(pod)
+                .map_or("<not bound>".to_string(), list_text)
+        };
+        let passed = want.iter().all(|(pod, v)| got(pod) == list_text(v));
+        checks.push(Check::new(
+            "provisions",
+            map_text(want.iter().map(|(p, v)| (p, list_text(v)))),
+            map_text(want.keys().map(|p| (p, got(p)))),
+            passed,
+        ));
+    }
+    if let Some(want) = &expect.condition_messages {
+        let got = |pod: &String| {
+            seen.condition_messages
+                .get(pod)
+                .map_or("<no condition>", String::as_str)
+        };
+        let passed = want.iter().all(|(pod, m)| got(pod) == m);
+        checks.push(Check::new(
+            "conditionMessages",
+            map_text(want),
+            map_text(want.keys().map(|p| (p, got(p)))),
+            passed,
+        ));
+    }
     if let Some(want) = &expect.backfill_candidate_order {
         let got = &seen.backfill_candidate_order;
         checks.push(Check::new(

@@ -32,6 +32,14 @@ pub struct Expect {
     pub job_enqueueable: Option<BTreeMap<String, bool>>,
     /// Pod names in the order backfill would pick them.
     pub backfill_candidate_order: Option<Vec<String>>,
+    /// `ns/pod -> {volume: ns/claim}`: exactly the volumes each listed pod's bind binds to its
+    /// claims first (an empty map: none; a pod not bound: never equal).
+    pub volume_bindings: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    /// `ns/pod -> [ns/claim]`: exactly the claims each listed pod's bind has provisioned on its
+    /// node first.
+    pub provisions: Option<BTreeMap<String, Vec<String>>>,
+    /// `ns/pod -> message` of the condition close sets on the pod (why it was not placed).
+    pub condition_messages: Option<BTreeMap<String, String>>,
     /// Advisory only: the Go assertion behind it never checked anything, so neither does tephra.
     pub unverified_job_allocated: Option<Value>,
 }

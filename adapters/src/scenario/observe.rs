@@ -28,6 +28,12 @@ pub struct Observed {
     pub job_enqueueable: BTreeMap<String, bool>,
     /// Pod names in backfill's pick order.
     pub backfill_candidate_order: Vec<String>,
+    /// Per bound pod, the volumes its bind binds first, `volume -> ns/claim`.
+    pub volume_bindings: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per bound pod, the claims its bind has provisioned first, `ns/claim`.
+    pub provisions: BTreeMap<String, Vec<String>>,
+    /// Per pod with a condition set at close, the condition's message.
+    pub condition_messages: BTreeMap<String, String>,
 }
 
 impl Observed {
@@ -120,8 +126,30 @@ impl Observed {
         self.bind_counts_per_hyper_node.sort_unstable();
     }
 
-    /// PodGroup phases from the closed session's decisions.
+    /// PodGroup phases, the binds' volume work and the pods' condition messages from the closed
+    /// session's decisions.
     pub fn record_close(&mut self, decisions: &Decisions) {
+        for b in &decisions.binds {
+            let pod = format!("{}/{}", b.namespace, b.name);
+            let work = b.volumes.as_deref().cloned().unwrap_or_default();
+            let volumes = work
+                .volumes
+                .iter()
+                .map(|(pv, c)| (pv.clone(), format!("{}/{}", c.namespace, c.name)))
+                .collect();
+            self.volume_bindings.insert(pod.clone(), volumes);
+            let claims = work
+                .provisions
+                .iter()
+                .map(|(ns, name)| format!("{ns}/{name}"))
+                .collect();
+            self.provisions.insert(pod, claims);
+        }
+        self.condition_messages = decisions
+            .pod_conditions
+            .iter()
+            .map(|c| (format!("{}/{}", c.namespace, c.name), c.message.to_string()))
+            .collect();
         self.pod_group_phases = decisions
             .pod_groups
             .iter()

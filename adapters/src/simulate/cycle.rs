@@ -176,6 +176,7 @@ mod tests {
                 name: "x".into(),
                 uid: "ns/x".into(),
                 node: "n1".into(),
+                volumes: None,
             }],
             pod_conditions: vec![cond("b", "no room"), cond("a", "no room")],
             ..Default::default()

@@ -6,9 +6,11 @@
 mod memo;
 mod objects;
 mod resource_list;
+mod storage;
 mod time;
 
 pub use memo::{Lent, Memo};
 pub use objects::*;
 pub use resource_list::ResourceList;
+pub use storage::*;
 pub use time::{Time, TimeError};

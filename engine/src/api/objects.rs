@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Memo, ResourceList, Time};
+use super::{
+    CsiDriver, CsiNode, CsiStorageCapacity, Memo, PersistentVolume, PersistentVolumeClaim,
+    ResourceList, StorageClass, Time, VolumeAttachment,
+};
 
 /// `metadata`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -83,6 +86,46 @@ pub struct PodSpec {
     pub tolerations: Vec<Toleration>,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     pub scheduling_gates: Vec<SchedulingGate>,
+    pub volumes: Vec<Volume>,
+}
+
+/// `v1.Volume`, stripped to the claim it names: a persistent volume claim, or an ephemeral
+/// volume's generated claim. Inline in-tree volumes are not modelled.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Volume {
+    pub name: String,
+    pub persistent_volume_claim: Option<ClaimSource>,
+    pub ephemeral: Option<EphemeralSource>,
+}
+
+/// `v1.PersistentVolumeClaimVolumeSource`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClaimSource {
+    pub claim_name: String,
+}
+
+/// `v1.EphemeralVolumeSource`: only its presence matters (its claim is `<pod>-<volume>`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EphemeralSource {}
+
+impl Pod {
+    /// The claims the pod's volumes use, as `(claim name, ephemeral)`, in volume order
+    /// (`ephemeral.VolumeClaimName` names an ephemeral volume's claim `<pod>-<volume>`).
+    pub fn claims(&self) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
+        self.spec.volumes.iter().filter_map(move |v| {
+            if let Some(c) = &v.persistent_volume_claim {
+                Some((Cow::Borrowed(c.claim_name.as_str()), false))
+            } else {
+                v.ephemeral.as_ref().map(|_| {
+                    let name = format!("{}-{}", self.metadata.name, v.name);
+                    (Cow::Owned(name), true)
+                })
+            }
+        })
+    }
 }
 
 /// `v1.Container`, stripped.
@@ -552,4 +595,11 @@ pub enum ClusterObject {
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     NodeMetrics(Box<NodeMetrics>),
     Namespace(Box<Namespace>),
+    PersistentVolumeClaim(Box<PersistentVolumeClaim>),
+    PersistentVolume(Box<PersistentVolume>),
+    StorageClass(Box<StorageClass>),
+    CsiNode(Box<CsiNode>),
+    CsiDriver(Box<CsiDriver>),
+    CsiStorageCapacity(Box<CsiStorageCapacity>),
+    VolumeAttachment(Box<VolumeAttachment>),
 }

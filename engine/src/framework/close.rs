@@ -33,6 +33,7 @@ impl Session {
         let placed = std::mem::take(&mut self.state.placed_jobs);
         self.state.metrics.set_jobs_assumed(&snap, &placed);
         let tasks = &snap.tasks;
+        let volume_binds = std::mem::take(&mut self.state.volume_binds);
         d.binds = self
             .binds
             .par_iter()
@@ -41,6 +42,7 @@ impl Session {
                 name: tasks.name[t.idx()].clone(),
                 uid: tasks.uid[t.idx()].clone(),
                 node: snap.nodes.name[n.idx()].clone(),
+                volumes: volume_binds.get(&t).cloned().map(Box::new),
             })
             .collect();
         for (t, reason) in &self.evictions {

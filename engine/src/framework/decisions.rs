@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::api::{PodGroupStatus, ResourceList};
+use crate::api::{ClaimReference, PodGroupStatus, ResourceList};
 
 use super::{Event, SessionMetrics};
 
@@ -15,6 +15,19 @@ pub struct Bind {
     pub name: Arc<str>,
     pub uid: Arc<str>,
     pub node: String,
+    /// What to do to the pod's volumes before the bind, when anything.
+    pub volumes: Option<Box<VolumeBinds>>,
+}
+
+/// The volume work before one bind (VolumeBinding's PreBind, which Volcano's binder runs before
+/// it binds the pod): volumes to bind to the pod's claims, claims to provision on the node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VolumeBinds {
+    /// A volume's name and the claim it is bound to (its `claimRef`).
+    pub volumes: Vec<(String, ClaimReference)>,
+    /// Claims (`namespace`, `name`) the provisioner is to provision on the bind's node (each
+    /// gets the `volume.kubernetes.io/selected-node` annotation).
+    pub provisions: Vec<(String, String)>,
 }
 
 /// Evict a pod.

@@ -30,6 +30,7 @@ pub use close::to_resource_list;
 pub use config_check::{CheckedConfig, SetAside, Strictness, check_config};
 pub use decisions::{
     Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
+    VolumeBinds,
 };
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};

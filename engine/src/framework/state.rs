@@ -2,7 +2,7 @@
 //! beside the immutable snapshot. Plugins read it; only the session and statements write it.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 use super::node_accounts::{NodeAccount, NodeColumns};
 use super::{
     Event, FitErrors, JobConditions, SearchStage, SearchTimings, SessionMetrics, SessionOptions,
+    VolumeBinds,
 };
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
@@ -87,6 +88,9 @@ pub struct SessionState {
     /// Network topology after session-open adjustment (tier names resolved, soft made hard).
     pub job_topology: Vec<Option<NetworkTopology>>,
     pub sub_job_topology: Vec<Option<NetworkTopology>>,
+    /// Volume work each bind needs first, by task: left by the plugin that assumed it (the
+    /// predicates plugin's VolumeBinding) when the session closes.
+    pub volume_binds: HashMap<TaskId, VolumeBinds>,
     events: Mutex<Vec<Event>>,
     /// What the session reports for the metrics (plugins and actions add to it).
     pub metrics: SessionMetrics,
@@ -168,6 +172,7 @@ impl SessionState {
             sub_job_nominated_hyper_node: vec![None; ns],
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
+            volume_binds: HashMap::new(),
             events: Mutex::new(Vec::new()),
             metrics: SessionMetrics::default(),
             placed_jobs: Vec::new(),

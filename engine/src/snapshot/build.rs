@@ -23,11 +23,11 @@ use super::task_columns::{
 use super::task_row::TaskRow;
 use super::{
     ChangedNodes, IdLists, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup,
-    QueueTable, Snapshot, SubJobTable, TaintIndex, TaskTable, TaskTables,
+    QueueTable, Snapshot, StorageObjects, SubJobTable, TaintIndex, TaskTable, TaskTables,
 };
 use crate::api::{
-    HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics, Pod,
-    PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
+    Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -57,6 +57,7 @@ pub struct SnapshotBuilder<'a> {
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
+    storage: Arc<StorageObjects>,
     /// Node tables of an earlier snapshot, used instead of the node objects when set.
     node_tables: Option<NodeTables>,
     /// Job and task tables of an earlier snapshot, whose rows of unchanged jobs are reused;
@@ -198,6 +199,16 @@ impl<'a> SnapshotBuilder<'a> {
         self.namespaces.insert(ns);
         self
     }
+    /// The claims, volumes, classes and CSI objects, as one shared set.
+    pub fn storage(&mut self, storage: Arc<StorageObjects>) -> &mut Self {
+        self.storage = storage;
+        self
+    }
+    /// Adds one storage object to the builder's own copy of the set; false when `object` is
+    /// not a storage object.
+    pub fn storage_object(&mut self, object: ClusterObject) -> bool {
+        Arc::make_mut(&mut self.storage).upsert(object).is_ok()
+    }
     /// Takes the node side from an earlier snapshot built from the same node and node-metrics
     /// objects; the node and node-metrics objects given to this builder are then not read.
     pub fn node_tables(&mut self, tables: NodeTables) -> &mut Self {
@@ -278,6 +289,7 @@ impl<'a> SnapshotBuilder<'a> {
         });
         snap.pdbs = self.pdbs.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
+        snap.storage = self.storage.clone();
         self.build_queues(&mut snap.queues);
         match self.unchanged_tables(&snap.nodes) {
             Some(tables) => {

@@ -22,6 +22,7 @@ mod nodes;
 mod pods_by_group;
 mod queues;
 mod signature;
+mod storage;
 mod taint_index;
 mod task_columns;
 mod task_row;
@@ -45,6 +46,7 @@ pub use nodes::{NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
 pub use signature::{SignatureId, TaskSignature};
+pub use storage::StorageObjects;
 pub use taint_index::TaintIndex;
 pub use task_columns::Released;
 pub use task_row::prepare_task_row;
@@ -72,6 +74,8 @@ pub struct Snapshot {
     pub namespaces: Arc<NamespaceTable>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
+    /// Claims, volumes, storage classes and CSI objects, for the volume filters.
+    pub storage: Arc<StorageObjects>,
     /// Values derived from this snapshot and shared within the cycle.
     pub derived: Derived,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).

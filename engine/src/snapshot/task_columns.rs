@@ -296,6 +296,7 @@ macro_rules! row_columns {
             inter_pod,
             preferred_node_affinity,
             nominated,
+            claims,
             pod
         )
     };
@@ -555,7 +556,8 @@ pub(super) fn task_columns(
             signature,
             inter_pod,
             preferred_node_affinity,
-            nominated
+            nominated,
+            claims
         );
         let (earlier_nodes, fresh_nodes) = (earlier!(node), fresh!(node));
         s.spawn(|_| {

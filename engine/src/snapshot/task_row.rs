@@ -36,6 +36,8 @@ pub(super) struct TaskRow {
     pub preferred_node_affinity: bool,
     /// The pod has a `status.nominatedNodeName`.
     pub nominated: bool,
+    /// The pod's volumes name claims (persistent or ephemeral).
+    pub claims: bool,
 }
 
 /// Derives and memoises the task row of `pod` (the cache calls it as pods arrive).
@@ -132,6 +134,11 @@ impl TaskRow {
                         .is_empty()
                 }),
             nominated: !p.status.nominated_node_name.is_empty(),
+            claims: p
+                .spec
+                .volumes
+                .iter()
+                .any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()),
         }
     }
 }
@@ -177,6 +184,18 @@ mod tests {
         assert!(!row("spec: {affinity: {nodeAffinity: {}}}").preferred_node_affinity);
         assert!(row("status: {nominatedNodeName: n1}").nominated);
         assert!(!row("status: {phase: Pending}").nominated);
+    }
+
+    #[test]
+    fn a_row_says_whether_its_pod_names_claims() {
+        let parse = |yaml: &str| -> crate::api::Pod { crate::harness::Harness::parse(yaml) };
+        let claims = |yaml: &str| super::TaskRow::of(&parse(yaml)).claims;
+        assert!(claims(
+            "spec: {volumes: [{name: data, persistentVolumeClaim: {claimName: c}}]}"
+        ));
+        assert!(claims("spec: {volumes: [{name: scratch, ephemeral: {}}]}"));
+        assert!(!claims("spec: {volumes: [{name: tmp, emptyDir: {}}]}"));
+        assert!(!claims("spec: {}"));
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct TaskTable {
     /// that sets none of them, and never reads the pod: the first read of each pending pod
     /// was a cache miss per task.
     pub nominated: Vec<bool>,
+    /// The pod's volumes name claims: the volume filters read its claims, and where it may go
+    /// depends on the volumes other placements took, so it is never node-local.
+    pub claims: Vec<bool>,
     pub pod: Vec<Arc<Pod>>,
 }
 

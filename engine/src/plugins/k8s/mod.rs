@@ -31,6 +31,9 @@ pub mod spread_filter;
 pub mod spread_score;
 pub mod taint_toleration;
 pub mod toleration;
+pub mod volume_binding;
+pub mod volume_limits;
+pub mod volume_zone;
 
 pub use cluster::{Cluster, ClusterView};
 

@@ -1,8 +1,6 @@
 //! The `predicates` plugin's arguments: which kube filters run, and the stable-filter cache.
-//!
-//! The volume filters (`NodeVolumeLimits`, `VolumeZone`, `VolumeBinding`) are accepted but have
-//! nothing to run on: tephra models no volumes, PVCs or CSI nodes, and for a pod without volumes
-//! kube's PreFilters of all three answer Skip, so they never change an outcome.
+//! Every filter is on unless switched off, as Volcano's `predicateEnable` defaults them
+//! (Volcano: pkg/scheduler/plugins/predicates/predicates.go, New).
 
 use crate::config::{ArgumentError, Arguments};
 
@@ -14,30 +12,32 @@ pub struct PredicateArgs {
     pub taint_toleration: bool,
     pub pod_affinity: bool,
     pub pod_topology_spread: bool,
+    pub node_volume_limits: bool,
+    pub volume_zone: bool,
+    pub volume_binding: bool,
     pub cache: bool,
 }
-
-const VOLUME_KEYS: [&str; 3] = [
-    "predicate.NodeVolumeLimitsEnable",
-    "predicate.VolumeZoneEnable",
-    "predicate.VolumeBindingEnable",
-];
 
 impl PredicateArgs {
     /// Reads the `predicate.*Enable` switches; a non-boolean value is refused.
     pub fn parse(args: &Arguments) -> Result<PredicateArgs, ArgumentError> {
         let flag = |key: &str, default: bool| args.bool(key).map(|v| v.unwrap_or(default));
-        for key in VOLUME_KEYS {
-            flag(key, true)?;
-        }
         Ok(PredicateArgs {
             node_affinity: flag("predicate.NodeAffinityEnable", true)?,
             node_ports: flag("predicate.NodePortsEnable", true)?,
             taint_toleration: flag("predicate.TaintTolerationEnable", true)?,
             pod_affinity: flag("predicate.PodAffinityEnable", true)?,
             pod_topology_spread: flag("predicate.PodTopologySpreadEnable", true)?,
+            node_volume_limits: flag("predicate.NodeVolumeLimitsEnable", true)?,
+            volume_zone: flag("predicate.VolumeZoneEnable", true)?,
+            volume_binding: flag("predicate.VolumeBindingEnable", true)?,
             cache: flag("predicate.CacheEnable", false)?,
         })
+    }
+
+    /// True when some volume filter runs (a pod's claims then matter).
+    pub fn volumes(&self) -> bool {
+        self.node_volume_limits || self.volume_zone || self.volume_binding
     }
 }
 
@@ -58,6 +58,9 @@ mod tests {
                 && a.taint_toleration
                 && a.pod_affinity
                 && a.pod_topology_spread
+                && a.node_volume_limits
+                && a.volume_zone
+                && a.volume_binding
         );
         assert!(!a.cache);
     }
@@ -69,6 +72,8 @@ mod tests {
         ))
         .unwrap();
         assert!(!a.node_ports && a.cache);
+        let a = PredicateArgs::parse(&args("predicate.VolumeBindingEnable: false\n")).unwrap();
+        assert!(!a.volume_binding && a.volume_zone && a.volumes());
         let e = PredicateArgs::parse(&args("predicate.VolumeZoneEnable: maybe\n")).unwrap_err();
         assert_eq!(e.key, "predicate.VolumeZoneEnable");
     }

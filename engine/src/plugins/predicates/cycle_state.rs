@@ -7,6 +7,8 @@ use crate::plugins::k8s::inter_pod_affinity::InterPodAffinityState;
 use crate::plugins::k8s::node_affinity::RequiredNodeAffinity;
 use crate::plugins::k8s::node_ports::HostPort;
 use crate::plugins::k8s::spread_filter::SpreadFilterState;
+use crate::plugins::k8s::volume_binding::PodClaims;
+use crate::plugins::k8s::volume_zone::VolumeTopology;
 
 /// A filter with a PreFilter, in PreFilter order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -14,7 +16,10 @@ pub enum PreFiltered {
     NodeAffinity,
     NodePorts,
     InterPodAffinity,
+    NodeVolumeLimits,
+    VolumeZone,
     PodTopologySpread,
+    VolumeBinding,
 }
 
 impl PreFiltered {
@@ -24,7 +29,10 @@ impl PreFiltered {
             PreFiltered::NodeAffinity => "NodeAffinity",
             PreFiltered::NodePorts => "NodePorts",
             PreFiltered::InterPodAffinity => "InterPodAffinity",
+            PreFiltered::NodeVolumeLimits => "NodeVolumeLimits",
+            PreFiltered::VolumeZone => "VolumeZone",
             PreFiltered::PodTopologySpread => "PodTopologySpread",
+            PreFiltered::VolumeBinding => "VolumeBinding",
         }
     }
 
@@ -33,6 +41,10 @@ impl PreFiltered {
         match self {
             PreFiltered::InterPodAffinity => {
                 "error reading \"PreFilterInterPodAffinity\" from cycleState: not found".into()
+            }
+            // VolumeBinding keeps its state under its own name.
+            PreFiltered::VolumeBinding => {
+                "reading \"VolumeBinding\" from cycleState: not found".into()
             }
             other => format!(
                 "reading \"PreFilter{}\" from cycleState: not found",
@@ -49,7 +61,7 @@ pub struct SkipSet(u8);
 
 impl SkipSet {
     /// Number of distinct sets.
-    pub const COUNT: usize = 1 << 4;
+    pub const COUNT: usize = 1 << 7;
 
     /// The set as a number below `COUNT`.
     pub fn index(self) -> usize {
@@ -74,6 +86,8 @@ pub struct CycleState {
     pub node_ports: Option<Vec<HostPort>>,
     pub inter_pod_affinity: Option<InterPodAffinityState>,
     pub topology_spread: Option<SpreadFilterState>,
+    pub volume_zone: Option<Arc<Vec<VolumeTopology>>>,
+    pub volume_binding: Option<Arc<PodClaims>>,
 }
 
 impl CycleState {
@@ -82,7 +96,9 @@ impl CycleState {
         let empty = self.node_affinity.is_none()
             && self.node_ports.is_none()
             && self.inter_pod_affinity.is_none()
-            && self.topology_spread.is_none();
+            && self.topology_spread.is_none()
+            && self.volume_zone.is_none()
+            && self.volume_binding.is_none();
         empty.then_some(self.skip)
     }
 }
@@ -104,7 +120,10 @@ mod tests {
             PreFiltered::NodeAffinity,
             PreFiltered::NodePorts,
             PreFiltered::InterPodAffinity,
+            PreFiltered::NodeVolumeLimits,
+            PreFiltered::VolumeZone,
             PreFiltered::PodTopologySpread,
+            PreFiltered::VolumeBinding,
         ] {
             all.insert(f);
         }

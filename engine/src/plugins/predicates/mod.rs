@@ -2,12 +2,16 @@
 //! handling (spec §6.5).
 //!
 //! PrePredicate runs the PreFilters (NodeAffinity, NodePorts, InterPodAffinity,
-//! PodTopologySpread) and keeps their results in the task's `CycleState` for the session.
-//! Predicate then checks the pod count (recorded, evaluation continues), the stable filters
-//! (NodeUnschedulable, NodeAffinity, TaintToleration; optionally memoised per pod template) and
-//! the rest (NodePorts, InterPodAffinity, PodTopologySpread); a status coded U&U, Error, Wait or
-//! Skip stops the evaluation. The plugin keeps its kube node map in step through the allocate
-//! and deallocate events.
+//! NodeVolumeLimits, VolumeZone, PodTopologySpread, VolumeBinding) and keeps their results in
+//! the task's `CycleState` for the session. Predicate then checks the pod count (recorded,
+//! evaluation continues), the stable filters (NodeUnschedulable, NodeAffinity, TaintToleration;
+//! optionally memoised per pod template) and the rest (NodePorts, InterPodAffinity,
+//! NodeVolumeLimits, VolumeZone, PodTopologySpread, VolumeBinding); a status coded U&U, Error,
+//! Wait or Skip stops the evaluation. The plugin keeps its kube node map in step through the
+//! allocate and deallocate events, and there, as VolumeBinding's Reserve and Unreserve, assumes
+//! and reverts the volumes a placement takes; at close it leaves each bound task's volume work
+//! for its bind (Volcano: pkg/scheduler/plugins/predicates/predicates.go, InitPlugin and the
+//! allocate event handler).
 
 mod arguments;
 mod cycle_state;
@@ -21,11 +25,12 @@ use rayon::prelude::*;
 
 use self::arguments::PredicateArgs;
 use self::cycle_state::{CycleState, PreFiltered, SkipSet};
+use super::k8s::volume_binding::{self, Assumed, AssumedVolumes, PodVolumes};
 use super::k8s::{Cluster, ClusterView};
 use super::k8s::{inter_pod_affinity, node_affinity, node_ports, node_unschedulable};
-use super::k8s::{spread_filter, taint_toleration};
+use super::k8s::{spread_filter, taint_toleration, volume_limits, volume_zone};
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{FitError, Plugin, SessionState, Status, StatusCode};
+use crate::framework::{FitError, Plugin, SessionState, Status, StatusCode, VolumeBinds};
 use crate::model::{NodeId, TaskId};
 use crate::snapshot::SignatureId;
 
@@ -57,6 +62,10 @@ pub struct Predicates {
     /// of a signature seen before takes them without reading its pod, cache misses per task of
     /// a contended allocate.
     by_signature: Mutex<HashMap<SignatureId, SignatureAnswers, FixedState>>,
+    /// The volumes and claims the session's placements assumed (VolumeBinding's Reserve).
+    assumed: AssumedVolumes,
+    /// Per placed task with volume work: what it assumed and the work its bind needs.
+    reserved: HashMap<TaskId, (Assumed, PodVolumes)>,
 }
 
 /// What `predicate` reads on every call, under one lock (a second lock word would be a second
@@ -161,10 +170,12 @@ impl Predicates {
             args,
             view: ClusterView::default(),
             states: RwLock::new(KeptStates::default()),
-            skips_only: Default::default(),
+            skips_only: std::array::from_fn(|_| OnceLock::new()),
             saved: Mutex::new(HashMap::new()),
             cache: Mutex::new(HashMap::new()),
             by_signature: Mutex::new(HashMap::default()),
+            assumed: AssumedVolumes::default(),
+            reserved: HashMap::new(),
         }
     }
 
@@ -180,6 +191,32 @@ impl Predicates {
         };
         if let Some(ipa) = Arc::make_mut(state).inter_pod_affinity.as_mut() {
             inter_pod_affinity::update_with_pod(ipa, &c, preemptor, task, c.labels(node), delta);
+        }
+    }
+
+    /// VolumeBinding's Reserve: assumes the volumes `task` takes on its node, as its filter
+    /// found them there, unless every claim of the pod is bound already.
+    fn reserve_volumes(&mut self, ssn: &SessionState, task: TaskId) {
+        if !self.args.volume_binding || !ssn.snap.tasks.claims[task.idx()] {
+            return;
+        }
+        let (Some(node), Some(state)) = (ssn.task_node[task.idx()], self.state_of(task)) else {
+            return;
+        };
+        let Some(claims) = &state.volume_binding else {
+            return;
+        };
+        let storage = &ssn.snap.storage;
+        if volume_binding::all_bound(storage, &ssn.snap.tasks.pod[task.idx()]) {
+            return;
+        }
+        let (name, labels) = (
+            &*ssn.snap.nodes.name[node.idx()],
+            &ssn.snap.nodes.labels[node.idx()],
+        );
+        if let Ok(volumes) = volume_binding::find(storage, &self.assumed, claims, name, labels) {
+            let assumed = self.assumed.assume(&volumes, name);
+            self.reserved.insert(task, (assumed, volumes));
         }
     }
 
@@ -215,6 +252,7 @@ impl Predicates {
     /// every dozen tasks in a first cycle.
     fn signature_state(&self, c: &Cluster, task: TaskId) -> Option<PrePredicated> {
         if c.ssn.snap.tasks.inter_pod[task.idx()]
+            || self.claims_matter(c.ssn, task)
             || !self.view.nodes_with_required_anti_affinity().is_empty()
         {
             return None;
@@ -230,6 +268,12 @@ impl Predicates {
             (self.stored(state), result)
         });
         Some(shared.clone())
+    }
+
+    /// True when `task`'s pod names claims and a volume filter runs: its PreFilter answers and
+    /// its fit on a node then depend on its claims and on the volumes other placements took.
+    fn claims_matter(&self, ssn: &SessionState, task: TaskId) -> bool {
+        self.args.volumes() && ssn.snap.tasks.claims[task.idx()]
     }
 
     /// `task`'s signature answers, worked out once per signature in a session.
@@ -275,11 +319,38 @@ impl Predicates {
         {
             state.inter_pod_affinity = Some(s);
         }
+        // A pod without claims skips the volume filters without being read.
+        let claims = c.ssn.snap.tasks.claims[task.idx()];
+        let storage = &c.ssn.snap.storage;
+        if self.args.node_volume_limits {
+            let applies = claims && volume_limits::applies(c.pod(task));
+            pre_filtered(state, NodeVolumeLimits, Ok(applies.then_some(())))?;
+        }
+        if self.args.volume_zone {
+            let r = if claims {
+                volume_zone::pre_filter(storage, c.pod(task))
+            } else {
+                Ok(None)
+            };
+            if let Some(t) = pre_filtered(state, VolumeZone, r)? {
+                state.volume_zone = Some(Arc::new(t));
+            }
+        }
         if self.args.pod_topology_spread
             && let Some(s) =
                 pre_filtered(state, PodTopologySpread, spread_filter::pre_filter(c, task))?
         {
             state.topology_spread = Some(s);
+        }
+        if self.args.volume_binding {
+            let r = if claims {
+                volume_binding::pre_filter(storage, c.pod(task))
+            } else {
+                Ok(None)
+            };
+            if let Some(claims) = pre_filtered(state, VolumeBinding, r)? {
+                state.volume_binding = Some(Arc::new(claims));
+            }
         }
         Ok(())
     }
@@ -399,10 +470,45 @@ impl Predicates {
                 return;
             }
         }
+        let storage = &c.ssn.snap.storage;
+        if self.args.node_volume_limits && !skip(PreFiltered::NodeVolumeLimits) {
+            let on_node = c.pods_on(node).iter().map(|&t| c.pod(t));
+            let r = volume_limits::filter(storage, c.pod(task), c.name(node), on_node);
+            if record(statuses, r) {
+                return;
+            }
+        }
+        if self.args.volume_zone && !skip(PreFiltered::VolumeZone) {
+            // Without a PreFilter state kube reads the pod's volumes on the spot.
+            let r = match &state.volume_zone {
+                Some(t) => volume_zone::filter(t, c.labels(node)),
+                None => volume_zone::pre_filter(storage, c.pod(task))
+                    .and_then(|t| volume_zone::filter(&t.unwrap_or_default(), c.labels(node))),
+            };
+            if record(statuses, r) {
+                return;
+            }
+        }
         if self.args.pod_topology_spread && !skip(PreFiltered::PodTopologySpread) {
             let r = match &state.topology_spread {
                 None => Err(missing(PreFiltered::PodTopologySpread)),
                 Some(s) => spread_filter::filter(s, &c.pod(task).metadata.labels, c.labels(node)),
+            };
+            if record(statuses, r) {
+                return;
+            }
+        }
+        if self.args.volume_binding && !skip(PreFiltered::VolumeBinding) {
+            let r = match &state.volume_binding {
+                None => Err(missing(PreFiltered::VolumeBinding)),
+                Some(claims) => volume_binding::find(
+                    storage,
+                    &self.assumed,
+                    claims,
+                    c.name(node),
+                    c.labels(node),
+                )
+                .map(|_| ()),
             };
             record(statuses, r);
         }
@@ -464,7 +570,9 @@ impl Plugin for Predicates {
 
     /// Node-local unless inter-pod affinity or topology spread is in play (those read other
     /// nodes' pods): the pod has (anti-)affinity or spread constraints, or some existing pod's
-    /// required anti-affinity could reject it.
+    /// required anti-affinity could reject it; or unless the pod names claims (a volume one
+    /// placement takes changes the pod's fit on other nodes, and its claims are not part of its
+    /// signature).
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
         // A pod without inter-pod terms (nearly all) is answered without reading it.
         let own_terms = ssn.snap.tasks.inter_pod[task.idx()];
@@ -472,7 +580,9 @@ impl Plugin for Predicates {
         let affinity = own_terms && self.view.info(task).has_pod_affinity
             || !self.view.nodes_with_required_anti_affinity().is_empty();
         let spread = own_terms && !pod.spec.topology_spread_constraints.is_empty();
-        !(self.args.pod_affinity && affinity || self.args.pod_topology_spread && spread)
+        !(self.args.pod_affinity && affinity
+            || self.args.pod_topology_spread && spread
+            || self.claims_matter(ssn, task))
     }
 
     /// Nodes that pass the pod's `nodeSelector` (part of NodeAffinity), NodeUnschedulable and
@@ -587,12 +697,48 @@ impl Plugin for Predicates {
     }
 
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
+        self.reserve_volumes(ssn, task);
         self.view.on_allocate(ssn, task);
         Ok(())
     }
 
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
+        if let Some((assumed, _)) = self.reserved.remove(&task) {
+            self.assumed.revert(assumed);
+        }
         self.view.on_deallocate(ssn, task);
+    }
+
+    /// Leaves each placed task's volume work for its bind.
+    fn on_session_close(&mut self, ssn: &mut SessionState) {
+        for (task, (_, volumes)) in self.reserved.drain() {
+            let binds = VolumeBinds {
+                volumes: volumes
+                    .bindings
+                    .iter()
+                    .map(|(pv, claim)| {
+                        let m = &claim.metadata.meta;
+                        let claim = crate::api::ClaimReference {
+                            namespace: m.namespace.clone(),
+                            name: m.name.clone(),
+                            uid: m.uid.clone(),
+                        };
+                        (pv.metadata.name.clone(), claim)
+                    })
+                    .collect(),
+                provisions: volumes
+                    .provisions
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.metadata.meta.namespace.clone(),
+                            c.metadata.meta.name.clone(),
+                        )
+                    })
+                    .collect(),
+            };
+            ssn.volume_binds.insert(task, binds);
+        }
     }
 }
 
@@ -1094,6 +1240,87 @@ mod tests {
         assert_eq!(
             errors.summary(1),
             "0/1 nodes are unavailable: 1 node(s) didn't match pod anti-affinity rules, 1 node(s) pod number exceeded."
+        );
+    }
+
+    const LOCAL_CLASS: &str = "- {kind: StorageClass, metadata: {name: local}, provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}\n";
+
+    /// An available local volume on node `n1`.
+    const PV_ON_N1: &str = "- {kind: PersistentVolume, metadata: {name: pv1}, spec: {capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], storageClassName: local, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]}}}, status: {phase: Available}}\n";
+
+    /// An unbound claim `ns/<name>` of the local class.
+    fn claim(name: &str) -> String {
+        format!(
+            "- {{kind: PersistentVolumeClaim, metadata: {{name: {name}, namespace: ns, uid: {name}}}, spec: {{accessModes: [ReadWriteOnce], storageClassName: local, resources: {{requests: {{storage: 1Gi}}}}}}}}\n"
+        )
+    }
+
+    fn with_claim(claim: &str) -> String {
+        format!("volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}}}}}]")
+    }
+
+    fn local_volume_session(args: &str) -> Session {
+        open(
+            args,
+            &[
+                node("n1", "kubernetes.io/hostname: n1", CPU),
+                node("n2", "kubernetes.io/hostname: n2", CPU),
+                LOCAL_CLASS.to_string(),
+                PV_ON_N1.to_string(),
+                claim("ca"),
+                claim("cb"),
+                pod("a", "", &with_claim("ca")),
+                pod("b", "", &with_claim("cb")),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_volume_one_placement_takes_is_gone_for_the_next_until_the_placement_is_undone() {
+        let mut ssn = local_volume_session("");
+        let bind_conflict = one(
+            StatusCode::UnschedulableAndUnresolvable,
+            "node(s) didn't find available persistent volumes to bind",
+        );
+        assert!(check(&ssn, "b", "n1").is_empty());
+        assert_eq!(check(&ssn, "b", "n2"), bind_conflict);
+        let mut stmt = Statement::new();
+        let (a, n1) = (task(&ssn, "ns/a"), node_id(&ssn, "n1"));
+        ssn.pre_predicate(a).unwrap();
+        stmt.allocate(&mut ssn, a, n1).unwrap();
+        assert_eq!(
+            check(&ssn, "b", "n1"),
+            bind_conflict,
+            "pv1 is assumed for ca"
+        );
+        stmt.discard(&mut ssn);
+        assert!(
+            check(&ssn, "b", "n1").is_empty(),
+            "the assumption is reverted"
+        );
+    }
+
+    #[test]
+    fn a_pod_with_claims_is_not_node_local_unless_every_volume_filter_is_off() {
+        let ssn = local_volume_session("");
+        assert!(!ssn.node_local(task(&ssn, "ns/a")));
+        let off = local_volume_session(
+            "predicate.VolumeBindingEnable: false, predicate.VolumeZoneEnable: false, predicate.NodeVolumeLimitsEnable: false",
+        );
+        assert!(off.node_local(task(&off, "ns/a")));
+        assert!(check(&off, "b", "n2").is_empty());
+    }
+
+    #[test]
+    fn a_missing_claim_fails_the_pre_predicate_at_the_first_volume_filter() {
+        let ssn = open(
+            "",
+            &[node("n1", "", CPU), pod("p", "", &with_claim("gone"))],
+        );
+        let err = ssn.pre_predicate(task(&ssn, "ns/p")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "plugin VolumeZone pre-predicates failed persistentvolumeclaim \"gone\" not found"
         );
     }
 }

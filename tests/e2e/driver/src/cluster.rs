@@ -32,6 +32,7 @@ pub fn resource(api_version: &str, kind: &str) -> ApiResource {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let plural = match kind {
         "PriorityClass" => "priorityclasses".to_string(),
+        "StorageClass" => "storageclasses".to_string(),
         k => format!("{}s", k.to_lowercase()),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural)
@@ -307,6 +308,25 @@ impl Cluster {
             .await?
             .map(serde_json::to_value)
             .transpose()?)
+    }
+
+    /// Merges `patch` into an object, or into its status through the status subresource.
+    pub async fn merge(
+        &self,
+        (api_version, kind): (&str, &str),
+        (ns, name): (&str, &str),
+        status: bool,
+        patch: &Value,
+    ) -> Result<()> {
+        let api = self.dynamic(&resource(api_version, kind), ns);
+        let pp = PatchParams::default();
+        let r = if status {
+            api.patch_status(name, &pp, &Patch::Merge(patch)).await
+        } else {
+            api.patch(name, &pp, &Patch::Merge(patch)).await
+        };
+        r.with_context(|| format!("patch {kind} {ns}/{name}"))?;
+        Ok(())
     }
 
     /// Deletes one object; one that is already gone is no error.

@@ -17,6 +17,7 @@ mod tephra_chart;
 mod throughput;
 mod unknown_plugin;
 mod volcano_chart;
+mod volume_binding;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -49,6 +50,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
+    ("volume-binding", |c| Box::pin(volume_binding::run(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
 ];
 
