@@ -1,4 +1,5 @@
-//! The conformance scenarios in `shared/conformance` (Volcano's own test tables): every case
+//! The conformance scenarios vendored in `tests/conformance` (Volcano's own test tables, copied
+//! from the project's shared folder with each file's `origin`): every case
 //! must pass — allocate (including network topology), backfill, enqueue, the plugin cases, and
 //! the eviction actions preempt, reclaim and shuffle.
 
@@ -7,12 +8,12 @@ use std::path::{Path, PathBuf};
 use tephra_adapters::scenario::{find_scenario_files, load_scenario, run_scenario};
 use tephra_engine::plugins::builtin_registry;
 
-/// `shared/conformance` beside the workspace, or `TEPHRA_CONFORMANCE_DIR` when set (a
-/// worktree whose parent has no `shared/`).
+/// `tests/conformance` in the repository, or `TEPHRA_CONFORMANCE_DIR` when set (a newer set of
+/// cases to try).
 fn conformance_dir() -> PathBuf {
     match std::env::var_os("TEPHRA_CONFORMANCE_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance"),
     }
 }
 
