@@ -1,4 +1,4 @@
-//! Start-up (spec §1.3): client, configuration, HTTP endpoints, default queues, leader
+//! Start-up (Volcano: cmd/scheduler/app/server.go, Run; pkg/scheduler/scheduler.go, Run): client, configuration, HTTP endpoints, default queues, leader
 //! election, then the watches and the run loop.
 
 use std::sync::Arc;

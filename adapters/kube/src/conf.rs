@@ -1,4 +1,4 @@
-//! The scheduler configuration (spec §1.5): Volcano's default first unless
+//! The scheduler configuration (Volcano: pkg/scheduler/scheduler.go, loadSchedulerConf and watchSchedulerConf): Volcano's default first unless
 //! `--disable-default-scheduler-config`, then the `--scheduler-conf` file; a file that cannot be
 //! read or is refused keeps the configuration already installed, and says why. A file naming an
 //! unknown plugin or a wrongly typed plugin argument is installed without that part, which is

@@ -1,4 +1,4 @@
-//! The cache dumper (spec §1.7): on SIGUSR1 the cache is written as JSON to
+//! The cache dumper (Volcano: pkg/scheduler/cache/dumper.go): on SIGUSR1 the cache is written as JSON to
 //! `<--cache-dump-dir>/snapshot-<unix seconds>.json`.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! `vc-scheduler`'s command line: every flag of Volcano's `cmd/scheduler` (spec §1.2) in Go
+//! `vc-scheduler`'s command line: every flag of Volcano's `cmd/scheduler` (Volcano: cmd/scheduler/app/options/options.go) in Go
 //! pflag forms, plus the klog flags the chart may pass. Unknown flags are refused by name; bare
 //! positional arguments (the chart's literal `2>&1`) are accepted and ignored, as pflag does.
 

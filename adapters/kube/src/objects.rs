@@ -1,6 +1,6 @@
 //! API objects into cache objects: the JSON the API server sends, decoded into the engine's
 //! stripped types by the same code that reads manifests, and the responsibility filters of
-//! Volcano's cache (spec §7.2).
+//! Volcano's cache (Volcano: pkg/scheduler/cache/cache.go and util.go, responsibleForPod).
 
 use serde_json::Value;
 use tephra_adapters::manifest::{Decoded, decode};

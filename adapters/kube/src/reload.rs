@@ -1,4 +1,4 @@
-//! Hot reload (spec §1.5): the configuration file's directory is watched, so a ConfigMap
+//! Hot reload (Volcano: pkg/scheduler/scheduler.go, loadSchedulerConf and watchSchedulerConf): the configuration file's directory is watched, so a ConfigMap
 //! volume's symlink swap is seen too; any create or write in it asks for a reload.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The run loop (spec §1.3–1.4): apply what the watches sent, reload the configuration if its
+//! The run loop (Volcano: pkg/scheduler/scheduler.go, Run and runOnce): apply what the watches sent, reload the configuration if its
 //! directory changed, run one cycle on a snapshot, bind, hand the status writes to the
 //! background writer, sleep `--schedule-period`, again. Cycles never overlap.
 

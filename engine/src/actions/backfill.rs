@@ -1,4 +1,4 @@
-//! `backfill` (spec §5.3): place best-effort tasks (empty requests) on any node that passes the
+//! `backfill` (Volcano: pkg/scheduler/actions/backfill/backfill.go): place best-effort tasks (empty requests) on any node that passes the
 //! predicates; a job's allocated tasks are bound as soon as the job is ready.
 
 use std::collections::BTreeMap;

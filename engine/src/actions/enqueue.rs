@@ -1,4 +1,4 @@
-//! `enqueue` (spec §5.1): admit pending PodGroups (Pending → Inqueue) queue by queue.
+//! `enqueue` (Volcano: pkg/scheduler/actions/enqueue/enqueue.go): admit pending PodGroups (Pending → Inqueue) queue by queue.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! `gangpreempt` (spec §5.7): a starving job takes room from lower-priority jobs of its own
+//! `gangpreempt` (Volcano: pkg/scheduler/actions/gangpreempt, gangreclaim and actions/utils): a starving job takes room from lower-priority jobs of its own
 //! queue, gang by gang: victims come in bundles that either keep their gang ready or give up
 //! the whole victim job, and nothing is evicted unless the preemptor becomes pipelined.
 

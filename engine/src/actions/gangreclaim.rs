@@ -1,4 +1,4 @@
-//! `gangreclaim` (spec §5.7): a starving job of a queue below its share takes room back from
+//! `gangreclaim` (Volcano: pkg/scheduler/actions/gangpreempt, gangreclaim and actions/utils): a starving job of a queue below its share takes room back from
 //! Running tasks of other, reclaimable queues, gang by gang, committing only when the job
 //! becomes pipelined.
 

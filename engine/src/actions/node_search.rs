@@ -1,4 +1,4 @@
-//! Finding feasible nodes and choosing one (spec §5.0.2-5.0.3), shared by the actions.
+//! Finding feasible nodes and choosing one (Volcano: pkg/scheduler/util/predicate_helper.go and scheduler_helper.go), shared by the actions.
 //!
 //! Deterministic by design: candidates are examined in node-table order (Volcano starts at a
 //! rotating global offset with 16 racing workers), and among equal best scores the node that

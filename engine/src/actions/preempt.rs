@@ -1,4 +1,4 @@
-//! `preempt` (spec §5.4): starving jobs take resources from lower-priority work of their own
+//! `preempt` (Volcano: pkg/scheduler/actions/preempt/preempt.go): starving jobs take resources from lower-priority work of their own
 //! queue, first between jobs, then between tasks of one job. Evictions are committed only when
 //! the preemptor job becomes pipelined.
 

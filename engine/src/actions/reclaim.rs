@@ -1,4 +1,4 @@
-//! `reclaim` (spec §5.5): queues below their fair share take resources back from Running tasks
+//! `reclaim` (Volcano: pkg/scheduler/actions/reclaim/reclaim.go): queues below their fair share take resources back from Running tasks
 //! of other, reclaimable queues. Nodes are tried in order, not scored.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! `shuffle` (spec §5.6): evict what the VictimTasks providers name (e.g. `rescheduling`), at
+//! `shuffle` (Volcano: pkg/scheduler/actions/shuffle/shuffle.go): evict what the VictimTasks providers name (e.g. `rescheduling`), at
 //! once and without a statement.
 
 use crate::framework::Session;

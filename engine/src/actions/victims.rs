@@ -5,7 +5,7 @@ use super::PriorityQueue;
 use crate::framework::{FitError, Session, StatusCode};
 use crate::model::{DimDefault, NodeId, TaskId};
 
-/// `BuildVictimsPriorityQueue` (spec §3.4): the first popped is evicted first.
+/// `BuildVictimsPriorityQueue` (Volcano: pkg/scheduler/framework/session_plugins.go, BuildVictimsPriorityQueue): the first popped is evicted first.
 pub fn victim_queue(ssn: &Session, victims: &[TaskId], preemptor: TaskId) -> PriorityQueue<TaskId> {
     let mut q = PriorityQueue::new();
     for &v in victims {

@@ -1,4 +1,4 @@
-//! Parsing and checking `SchedulerConfiguration` (spec §2).
+//! Parsing and checking `SchedulerConfiguration` (Volcano: pkg/scheduler/conf/scheduler_conf.go; pkg/scheduler/util.go, UnmarshalSchedulerConf).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! `CloseSession` (spec §3.9): plugin close hooks, the job status updater, queue status, and the
+//! `CloseSession` (Volcano: pkg/scheduler/framework/framework.go, CloseSession; job_updater.go): plugin close hooks, the job status updater, queue status, and the
 //! per-task scheduling reasons, all returned as `Decisions`.
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! One dispatch function per extension point, each implementing Volcano's combination rule
-//! (spec §3.3) in exactly one place. Tiers are walked in order, plugins in order inside a tier;
+//! (Volcano: pkg/scheduler/framework/session_plugins.go) in exactly one place. Tiers are walked in order, plugins in order inside a tier;
 //! a plugin takes part only if its enable flag for the point is set (points without a flag are
 //! noted).
 
@@ -222,7 +222,7 @@ impl Session {
             .all(|(_, p)| p.sub_job_ready(&self.state, job, sj).unwrap_or(true))
     }
 
-    /// The tiered vote (spec §3.3.3): any Reject → false at once; the first tier with a
+    /// The tiered vote (Volcano: pkg/scheduler/framework/session_plugins.go, JobPipelined and JobEnqueueable): any Reject → false at once; the first tier with a
     /// Permit → true; nobody → true.
     fn vote(&self, point: Point, f: impl Fn(&dyn Plugin) -> Vote) -> bool {
         for tier in self.enabled_by_tier(point) {
@@ -261,7 +261,7 @@ impl Session {
         self.vote(Point::JobEnqueued, |p| p.job_enqueueable(&self.state, job))
     }
 
-    /// JobStarving (spec §3.3.4): in the first tier with a registered plugin, all must be true;
+    /// JobStarving (Volcano: pkg/scheduler/framework/session_plugins.go, JobStarving): in the first tier with a registered plugin, all must be true;
     /// nobody registered → false.
     pub fn job_starving(&self, job: JobId) -> bool {
         for tier in self.enabled_by_tier(Point::JobStarving) {
@@ -281,7 +281,7 @@ impl Session {
         false
     }
 
-    /// The tiered victim intersection (spec §3.3.2) over `tiers`: an empty answer abandons the
+    /// The tiered victim intersection (Volcano: pkg/scheduler/framework/session_plugins.go, Preemptable and Reclaimable) over `tiers`: an empty answer abandons the
     /// tier, an empty intersection is re-initialised by the next plugin, the first tier that
     /// ends with a non-empty list decides.
     fn victims<'a>(

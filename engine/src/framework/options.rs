@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{Carryover, Timers};
 use crate::api::Time;
 
-/// Volcano's node-sampling flags (`--percentage-nodes-to-find` and friends, spec §5.0.2).
+/// Volcano's node-sampling flags (`--percentage-nodes-to-find` and friends, Volcano: pkg/scheduler/util/predicate_helper.go, PredicateNodes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeSampling {
     pub percentage_nodes_to_find: i32,

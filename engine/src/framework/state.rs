@@ -49,7 +49,7 @@ pub struct SessionState {
     pub task_last_tx: Vec<Option<LastTransaction>>,
     /// `task.JobAllocatedHyperNode`.
     pub task_allocated_hyper_node: Vec<Option<HyperNodeId>>,
-    /// The pod's `nominatedNodeName` was dropped this session (a stale nomination, §5.2.6).
+    /// The pod's `nominatedNodeName` was dropped this session (a stale nomination, Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path).
     pub task_nomination_cleared: Vec<bool>,
     pub node_idle: Vec<Resource>,
     pub node_used: Vec<Resource>,
@@ -83,7 +83,7 @@ pub struct SessionState {
     pub job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
     pub sub_job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
     /// `subJob.NominatedHyperNode`: where gangpreempt / gangreclaim made room for the sub-job;
-    /// allocate tries its tasks' nominated nodes there first (§5.2.6). Lives for the session.
+    /// allocate tries its tasks' nominated nodes there first (Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path). Lives for the session.
     pub sub_job_nominated_hyper_node: Vec<Option<HyperNodeId>>,
     /// Network topology after session-open adjustment (tier names resolved, soft made hard).
     pub job_topology: Vec<Option<NetworkTopology>>,

@@ -1,4 +1,4 @@
-//! Session-open work on network topology (spec §3.2 steps 5-6): tier names resolved, soft
+//! Session-open work on network topology (Volcano: pkg/scheduler/framework/session.go, openSession): tier names resolved, soft
 //! constraints turned hard, and each job's allocated hyper-node recovered from the nodes of its
 //! allocated tasks (Volcano keeps it in memory only; the PodGroup annotation is not read).
 

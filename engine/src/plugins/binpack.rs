@@ -1,4 +1,4 @@
-//! The `binpack` plugin (spec §6.9): favour nodes that the task fills up, per resource
+//! The `binpack` plugin (Volcano: pkg/scheduler/plugins/binpack/binpack.go): favour nodes that the task fills up, per resource
 //! `(request + used) / allocatable`, weighted and averaged, × 100 × `binpack.weight`. A node the
 //! task would overflow in any weighted resource scores 0. With `binpack.weight: 0` the plugin
 //! registers no node-order function.

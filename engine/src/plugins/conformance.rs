@@ -1,4 +1,4 @@
-//! `conformance` (spec §6.3): never evict critical system pods.
+//! `conformance` (Volcano: pkg/scheduler/plugins/conformance/conformance.go): never evict critical system pods.
 
 use crate::config::{ArgumentError, Arguments};
 use crate::framework::{EvictionContext, Plugin, SessionState};

@@ -1,4 +1,4 @@
-//! `gang` (spec §6.2): a job is scheduled only when at least `minMember` of its tasks (and the
+//! `gang` (Volcano: pkg/scheduler/plugins/gang/gang.go): a job is scheduled only when at least `minMember` of its tasks (and the
 //! per-role and per-sub-group minimums) can be placed together; victims never break a gang.
 
 use std::cmp::Ordering;

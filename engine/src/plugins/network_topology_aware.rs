@@ -1,4 +1,4 @@
-//! `network-topology-aware` (spec §6.18): which hyper-nodes a job or sub-job may use (gradients
+//! `network-topology-aware` (Volcano: pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go): which hyper-nodes a job or sub-job may use (gradients
 //! by tier), how full each candidate hyper-node would be (binpack-style score), and node scores
 //! that keep a job's tasks close together.
 
@@ -102,7 +102,7 @@ impl NetworkTopologyAware {
         }
     }
 
-    /// The search gradient (spec §6.18): BFS from the search root, eligible hyper-nodes grouped
+    /// The search gradient (Volcano: pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go): BFS from the search root, eligible hyper-nodes grouped
     /// by tier ascending; for eviction, widest tiers first and capped. Empty when the allocated
     /// hyper-node and `avail` are in disjoint subtrees (no candidate at all).
     fn gradient(

@@ -1,4 +1,4 @@
-//! The `nodeorder` plugin (spec §6.8): kube-scheduler's scorers, each normalised to [0, 100],
+//! The `nodeorder` plugin (Volcano: pkg/scheduler/plugins/nodeorder/nodeorder.go): kube-scheduler's scorers, each normalised to [0, 100],
 //! multiplied by its integer weight and summed per node (batch node order), plus image locality
 //! per node (node order). A weight of 0 disables a scorer; a scorer that skips adds 0.
 //!

@@ -1,5 +1,5 @@
 //! `overcommit`: admits jobs while the cluster, inflated by `overcommit-factor`, still has room
-//! for their minimum next to what running usage and admitted jobs already take (spec §6.10).
+//! for their minimum next to what running usage and admitted jobs already take (Volcano: pkg/scheduler/plugins/overcommit/overcommit.go).
 
 use super::{job_resources, unschedulable_event};
 use crate::config::{ArgumentError, Arguments};

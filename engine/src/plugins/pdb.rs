@@ -1,4 +1,4 @@
-//! `pdb` (spec §6.19): never pick victims that would break a PodDisruptionBudget. Used as a
+//! `pdb` (Volcano: pkg/scheduler/plugins/pdb/pdb.go): never pick victims that would break a PodDisruptionBudget. Used as a
 //! Preemptable / Reclaimable filter and as a VictimTasks provider (which, unioned within a
 //! tier, nominates every task that does not break a budget).
 

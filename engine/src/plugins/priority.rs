@@ -1,4 +1,4 @@
-//! `priority` (spec §6.1): order tasks, jobs and sub-jobs by priority; higher-priority work may
+//! `priority` (Volcano: pkg/scheduler/plugins/priority/priority.go): order tasks, jobs and sub-jobs by priority; higher-priority work may
 //! preempt lower; a job starves while not all its tasks are placed.
 
 use std::cmp::Ordering;

@@ -1,4 +1,4 @@
-//! `rescheduling` (spec §6.20): every `interval`, nominate victims that move load from
+//! `rescheduling` (Volcano: pkg/scheduler/plugins/rescheduling/rescheduling.go): every `interval`, nominate victims that move load from
 //! over-utilised nodes to under-utilised ones (strategy `lowNodeUtilization`), for `shuffle`.
 //! Utilisation is measured usage (a metrics source; offline, `NodeMetrics` objects), not
 //! requests: without measurements every node counts as idle and nothing is nominated. A

@@ -1,4 +1,4 @@
-//! `sla` (spec §6.11): jobs with a waiting-time SLA go first, and once a job has waited that
+//! `sla` (Volcano: pkg/scheduler/plugins/sla/sla.go): jobs with a waiting-time SLA go first, and once a job has waited that
 //! long it is admitted and counted as pipelined regardless of later tiers' quota checks.
 
 use std::cmp::Ordering;

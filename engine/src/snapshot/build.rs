@@ -1,5 +1,5 @@
 //! Building a `Snapshot` from cluster objects: Volcano's `TaskInfo`, `JobInfo`, `NodeInfo`,
-//! `QueueInfo` and hyper-node derivations (spec §4), done once per object per cycle.
+//! `QueueInfo` and hyper-node derivations (Volcano: pkg/scheduler/api/queue_info.go and hyper_node_info.go), done once per object per cycle.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -1,4 +1,4 @@
-//! Evicting a pod as Volcano's default evictor does (spec §7.7): add the `Ready=False` and
+//! Evicting a pod as Volcano's default evictor does (Volcano: pkg/scheduler/cache/cache.go, Evict and defaultEvictor): add the `Ready=False` and
 //! `DisruptionTarget=True` conditions through pods/status, then delete the pod with its
 //! default grace period. If both conditions were already there the eviction stops.
 

@@ -1,4 +1,4 @@
-//! The extender's arguments (spec §6.21): where it listens, which verbs it serves, whether its
+//! The extender's arguments (Volcano: pkg/scheduler/plugins/extender/extender.go): where it listens, which verbs it serves, whether its
 //! failures may be ignored, and which pods it cares about.
 
 use std::collections::BTreeSet;

@@ -1,4 +1,4 @@
-//! `extender` (spec §6.21): a plugin served out of process over HTTP, with Volcano's arguments,
+//! `extender` (Volcano: pkg/scheduler/plugins/extender/extender.go): a plugin served out of process over HTTP, with Volcano's arguments,
 //! request and response shapes. Each configured verb registers one extension point; an
 //! unconfigured verb leaves the point unregistered. On an HTTP or decoding failure the
 //! `extender.ignorable` flag picks the answer that keeps scheduling going (pass, no score,

@@ -1,4 +1,4 @@
-//! The hyper-node aware path of allocate (spec §5.2.4): for jobs with a hard network topology
+//! The hyper-node aware path of allocate (Volcano: pkg/scheduler/actions/allocate/allocate.go, allocateForJob with hyper-nodes): for jobs with a hard network topology
 //! or a sub-group policy, dry-run the job in each candidate hyper-node of a gradient, keep the
 //! best plan, replay it.
 

@@ -1,4 +1,4 @@
-//! `allocate` (spec §5.2): queues in queue order, one job per queue pop in job order; a job's
+//! `allocate` (Volcano: pkg/scheduler/actions/allocate/allocate.go): queues in queue order, one job per queue pop in job order; a job's
 //! tasks are placed until its gang is ready, then it is committed and, while it has pending
 //! tasks, pushed back to get one more task per turn.
 

@@ -1,4 +1,4 @@
-//! The nominated hyper-node fast path (spec §5.2.6): gangpreempt / gangreclaim made room for a
+//! The nominated hyper-node fast path (Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path): gangpreempt / gangreclaim made room for a
 //! sub-job inside a hyper-node and its tasks carry nominated nodes there; allocate places them
 //! on those nodes directly while every nomination still holds, and otherwise forgets it.
 

@@ -1,4 +1,4 @@
-//! `allocateResourcesForTasks` (spec §5.2.3): place a sub-job's tasks, one at a time in task
+//! `allocateResourcesForTasks` (Volcano: pkg/scheduler/actions/allocate/allocate.go, allocateResourcesForTasks): place a sub-job's tasks, one at a time in task
 //! order, on the nodes of one hyper-node.
 
 use std::collections::BTreeMap;
@@ -172,7 +172,7 @@ fn role_has_failed(st: &SessionState, job: JobId, sj: SubJobId, role: &str) -> b
     })
 }
 
-/// `NeedContinueAllocating` (spec §5.2.5): after a task failed, is there still a way for the
+/// `NeedContinueAllocating` (Volcano: pkg/scheduler/api/job_info.go, NeedContinueAllocating): after a task failed, is there still a way for the
 /// gang to be met?
 pub fn need_continue_allocating(st: &SessionState, sj: SubJobId) -> bool {
     let snap = &st.snap;

@@ -1,8 +1,8 @@
-//! The machinery `gangpreempt` and `gangreclaim` share (spec §5.7; Volcano's `actions/utils`):
+//! The machinery `gangpreempt` and `gangreclaim` share (Volcano: pkg/scheduler/actions/gangpreempt, gangreclaim and actions/utils):
 //! for each starving job, look for a domain (hyper-node) where evicting whole victim bundles
 //! frees enough for the job's pending demand, prove it with a dry run, and commit the
 //! evictions and pipelined placements only when the job becomes pipelined. The placed
-//! sub-jobs are nominated to their hyper-nodes for allocate's fast path (§5.2.6).
+//! sub-jobs are nominated to their hyper-nodes for allocate's fast path (Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path).
 
 mod bundle;
 mod plan;

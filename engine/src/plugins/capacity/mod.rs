@@ -1,5 +1,5 @@
 //! `capacity`: per-queue explicit `deserved`, `capability` and `guarantee` instead of weights
-//! (spec §6.7), flat or as a queue hierarchy (`enableHierarchy`). Allocation and admission stop
+//! (Volcano: pkg/scheduler/plugins/capacity/capacity.go), flat or as a queue hierarchy (`enableHierarchy`). Allocation and admission stop
 //! at the real capability (of the queue and, with hierarchy, every ancestor); reclaim brings
 //! queues back to what they deserve. Capacity has no Overused function.
 //!

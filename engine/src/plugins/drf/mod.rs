@@ -1,4 +1,4 @@
-//! `drf`: dominant resource fairness (spec §6.4). Jobs are ordered by their dominant share of
+//! `drf`: dominant resource fairness (Volcano: pkg/scheduler/plugins/drf/drf.go). Jobs are ordered by their dominant share of
 //! the cluster and a preemptor may evict tasks of jobs whose share would stay at least its
 //! own. With `enableHierarchy`, queues are also ordered, and reclaimed from, by hierarchical
 //! DRF over the tree in the queues' `volcano.sh/hierarchy` annotations.

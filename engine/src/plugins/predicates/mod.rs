@@ -1,5 +1,5 @@
 //! The `predicates` plugin: kube-scheduler's filters in Volcano's order, with its status
-//! handling (spec §6.5).
+//! handling (Volcano: pkg/scheduler/plugins/predicates/predicates.go).
 //!
 //! PrePredicate runs the PreFilters (NodeAffinity, NodePorts, InterPodAffinity,
 //! NodeVolumeLimits, VolumeZone, PodTopologySpread, VolumeBinding) and keeps their results in

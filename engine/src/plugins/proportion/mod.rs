@@ -1,5 +1,5 @@
 //! `proportion`: weighted max-min fair sharing of the cluster among the queues that have jobs
-//! (spec §6.6). Each queue deserves a weighted part of the cluster, never more than it asks
+//! (Volcano: pkg/scheduler/plugins/proportion/proportion.go). Each queue deserves a weighted part of the cluster, never more than it asks
 //! for nor less than its guarantee; allocation stops at `deserved` and admission at the real
 //! capability.
 //!
