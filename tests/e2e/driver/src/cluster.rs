@@ -103,9 +103,9 @@ impl Cluster {
         }
     }
 
-    /// Creates one object given as JSON (`apiVersion`, `kind` and `metadata` required);
-    /// an object that exists already is left as it is.
-    pub async fn create(&self, object: &Value) -> Result<()> {
+    /// The API of an object given as JSON (`apiVersion`, `kind` and `metadata.name`
+    /// required), with its kind, namespace and name.
+    fn api_of(&self, object: &Value) -> Result<(Api<DynamicObject>, String, String, String)> {
         let api_version = object["apiVersion"].as_str().context("apiVersion")?;
         let kind = object["kind"].as_str().context("kind")?;
         let ns = object
@@ -115,8 +115,15 @@ impl Cluster {
         let name = object
             .pointer("/metadata/name")
             .and_then(Value::as_str)
-            .unwrap_or("");
+            .context("metadata.name")?;
         let api = self.dynamic(&resource(api_version, kind), ns);
+        Ok((api, kind.into(), ns.into(), name.into()))
+    }
+
+    /// Creates one object given as JSON (`apiVersion`, `kind` and `metadata` required);
+    /// an object that exists already is left as it is.
+    pub async fn create(&self, object: &Value) -> Result<()> {
+        let (api, kind, ns, name) = self.api_of(object)?;
         let o: DynamicObject = serde_json::from_value(object.clone())?;
         match api.create(&PostParams::default(), &o).await {
             Ok(_) => Ok(()),
@@ -129,17 +136,8 @@ impl Cluster {
     /// whole (what `kubectl replace` does; the object keeps its identity, so a service
     /// account's tokens stay valid).
     pub async fn replace(&self, object: &Value) -> Result<()> {
-        let api_version = object["apiVersion"].as_str().context("apiVersion")?;
-        let kind = object["kind"].as_str().context("kind")?;
-        let ns = object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .context("metadata.name")?;
-        let api = self.dynamic(&resource(api_version, kind), ns);
+        let (api, kind, ns, name) = self.api_of(object)?;
+        let name = &name;
         let mut o: DynamicObject = serde_json::from_value(object.clone())?;
         let written = match api.get_opt(name).await? {
             None => api.create(&PostParams::default(), &o).await,
