@@ -23,11 +23,15 @@ pub enum ObjectKind {
     CsiDriver,
     CsiStorageCapacity,
     VolumeAttachment,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 16] = [
+    pub const ALL: [ObjectKind; 20] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -44,6 +48,10 @@ impl ObjectKind {
         ObjectKind::CsiDriver,
         ObjectKind::CsiStorageCapacity,
         ObjectKind::VolumeAttachment,
+        ObjectKind::Service,
+        ObjectKind::ReplicationController,
+        ObjectKind::ReplicaSet,
+        ObjectKind::StatefulSet,
     ];
 
     /// True for the kinds a snapshot's node side is built from (nodes and their measured usage).
@@ -77,6 +85,10 @@ impl ObjectKind {
             ClusterObject::CsiDriver(_) => ObjectKind::CsiDriver,
             ClusterObject::CsiStorageCapacity(_) => ObjectKind::CsiStorageCapacity,
             ClusterObject::VolumeAttachment(_) => ObjectKind::VolumeAttachment,
+            ClusterObject::Service(_) => ObjectKind::Service,
+            ClusterObject::ReplicationController(_) => ObjectKind::ReplicationController,
+            ClusterObject::ReplicaSet(_) => ObjectKind::ReplicaSet,
+            ClusterObject::StatefulSet(_) => ObjectKind::StatefulSet,
         }
     }
 
@@ -104,6 +116,10 @@ impl ObjectKind {
             ObjectKind::CsiDriver => "CSIDriver",
             ObjectKind::CsiStorageCapacity => "CSIStorageCapacity",
             ObjectKind::VolumeAttachment => "VolumeAttachment",
+            ObjectKind::Service => "Service",
+            ObjectKind::ReplicationController => "ReplicationController",
+            ObjectKind::ReplicaSet => "ReplicaSet",
+            ObjectKind::StatefulSet => "StatefulSet",
         }
     }
 }
@@ -133,6 +149,10 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::CsiDriver(o) => &o.metadata,
         ClusterObject::CsiStorageCapacity(o) => &o.metadata,
         ClusterObject::VolumeAttachment(o) => &o.metadata,
+        ClusterObject::Service(o) => &o.metadata,
+        ClusterObject::ReplicationController(o) => &o.metadata,
+        ClusterObject::ReplicaSet(o) => &o.metadata,
+        ClusterObject::StatefulSet(o) => &o.metadata,
     }
 }
 

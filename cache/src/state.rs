@@ -10,7 +10,7 @@ use tephra_engine::api::{
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{
-    NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables,
+    NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables, WorkloadSelectors,
 };
 
 use crate::pod_store::PodStore;
@@ -33,6 +33,11 @@ pub struct ClusterState {
     pub(crate) storage: Arc<StorageObjects>,
     /// Storage events applied so far (counted with the stores' changes).
     pub(crate) storage_changes: u64,
+    /// Services, ReplicationControllers, ReplicaSets and StatefulSets: their selectors, one
+    /// shared set a snapshot takes as it is.
+    pub(crate) workloads: Arc<WorkloadSelectors>,
+    /// Workload events applied so far (counted with the stores' changes).
+    pub(crate) workload_changes: u64,
     /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
     /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next
@@ -151,6 +156,10 @@ impl ClusterState {
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
                     ObjectKind::Namespace => self.namespaces.remove(&k),
+                    ObjectKind::Service
+                    | ObjectKind::ReplicationController
+                    | ObjectKind::ReplicaSet
+                    | ObjectKind::StatefulSet => self.remove_workload(kind, &namespace, &name),
                     storage => self.remove_storage(storage, &k, &name),
                 };
             }
@@ -185,6 +194,13 @@ impl ClusterState {
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
+            workload @ (ClusterObject::Service(_)
+            | ClusterObject::ReplicationController(_)
+            | ClusterObject::ReplicaSet(_)
+            | ClusterObject::StatefulSet(_)) => {
+                self.workload_changes += 1;
+                _ = Arc::make_mut(&mut self.workloads).upsert(workload);
+            }
             storage => {
                 self.storage_changes += 1;
                 // Every other kind is matched above.
@@ -192,6 +208,21 @@ impl ClusterState {
             }
         }
         None
+    }
+
+    /// Removes a Service or workload; false when there was none.
+    fn remove_workload(&mut self, kind: ObjectKind, namespace: &str, name: &str) -> bool {
+        let w = Arc::make_mut(&mut self.workloads);
+        let key = key(namespace, name);
+        let removed = match kind {
+            ObjectKind::Service => w.remove_service(namespace, name),
+            ObjectKind::ReplicationController => w.replication_controllers.remove(&key).is_some(),
+            ObjectKind::ReplicaSet => w.replica_sets.remove(&key).is_some(),
+            ObjectKind::StatefulSet => w.stateful_sets.remove(&key).is_some(),
+            _ => false,
+        };
+        self.workload_changes += u64::from(removed);
+        removed
     }
 
     /// Removes a storage object (`key` is `namespace/name`); false when there was none.
@@ -280,6 +311,7 @@ impl ClusterState {
             b.namespace(o);
         }
         b.storage(self.storage.clone());
+        b.workload_selectors(self.workloads.clone());
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();
         let snap = b.build();
@@ -304,6 +336,7 @@ impl ClusterState {
             self.node_metrics.changes(),
             self.namespaces.changes(),
             self.storage_changes,
+            self.workload_changes,
         ]
         .iter()
         .sum()
@@ -472,6 +505,41 @@ mod tests {
         );
         assert_eq!(snap.namespaces.labels("team-a").get("team").unwrap(), "a");
         assert!(s.snapshot("default").changed_since.is_some());
+    }
+
+    #[test]
+    fn services_and_workloads_reach_the_snapshot_and_leave_it_when_deleted() {
+        let mut s = ClusterState::from_objects([node("a")]);
+        let mut svc = tephra_engine::api::Service::default();
+        svc.metadata.namespace = "ns".into();
+        svc.metadata.name = "web".into();
+        svc.spec.selector = Some([("app".to_string(), "web".to_string())].into());
+        s.apply_event(ClusterEvent::Upsert(ClusterObject::Service(Box::new(svc))));
+        let mut rs = tephra_engine::api::ReplicaSet::default();
+        rs.metadata.namespace = "ns".into();
+        rs.metadata.name = "web-1".into();
+        s.apply_event(ClusterEvent::Upsert(ClusterObject::ReplicaSet(Box::new(
+            rs,
+        ))));
+        let snap = s.snapshot("default");
+        assert!(snap.workload_selectors.services["ns"].contains_key("web"));
+        assert!(
+            snap.workload_selectors
+                .replica_sets
+                .contains_key("ns/web-1")
+        );
+        for kind in [ObjectKind::Service, ObjectKind::ReplicaSet] {
+            let (namespace, name) = match kind {
+                ObjectKind::Service => ("ns", "web"),
+                _ => ("ns", "web-1"),
+            };
+            s.apply_event(ClusterEvent::Delete {
+                kind,
+                namespace: namespace.into(),
+                name: name.into(),
+            });
+        }
+        assert!(s.snapshot("default").workload_selectors.is_empty());
     }
 
     #[test]

@@ -186,9 +186,17 @@ impl Harness {
                         "VolumeAttachment" => {
                             ClusterObject::VolumeAttachment(Box::new(from_value(doc)))
                         }
+                        "Service" => ClusterObject::Service(Box::new(from_value(doc))),
+                        "ReplicationController" => {
+                            ClusterObject::ReplicationController(Box::new(from_value(doc)))
+                        }
+                        "ReplicaSet" => ClusterObject::ReplicaSet(Box::new(from_value(doc))),
+                        "StatefulSet" => ClusterObject::StatefulSet(Box::new(from_value(doc))),
                         other => panic!("unsupported kind {other}"),
                     };
-                    b.storage_object(object);
+                    if !b.storage_object(object.clone()) {
+                        b.workload_object(object);
+                    }
                     b
                 }
             };

@@ -44,14 +44,19 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::CsiDriver => ("storage.k8s.io", "v1", "csidrivers"),
         ObjectKind::CsiStorageCapacity => ("storage.k8s.io", "v1", "csistoragecapacities"),
         ObjectKind::VolumeAttachment => ("storage.k8s.io", "v1", "volumeattachments"),
+        ObjectKind::Service => ("", "v1", "services"),
+        ObjectKind::ReplicationController => ("", "v1", "replicationcontrollers"),
+        ObjectKind::ReplicaSet => ("apps", "v1", "replicasets"),
+        ObjectKind::StatefulSet => ("apps", "v1", "statefulsets"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }
 
 /// The kinds to watch, as Volcano's cache registers its informers (Volcano:
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
-/// and their gate, PodDisruptionBudgets with theirs, CSIDrivers and CSIStorageCapacities with
-/// `--csi-storage`; Namespaces, HyperNodes and the other storage kinds always.
+/// and their gate, PodDisruptionBudgets with theirs, ReplicationControllers, ReplicaSets and
+/// StatefulSets with WorkLoadSupport, CSIDrivers and CSIStorageCapacities with
+/// `--csi-storage`; Namespaces, Services, HyperNodes and the other storage kinds always.
 pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     let gates = &flags.feature_gates;
     let mut kinds = Vec::new();
@@ -63,6 +68,14 @@ pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     kinds.extend([ObjectKind::PodGroup, ObjectKind::Pod]);
     if gates.pod_disruption_budgets {
         kinds.push(ObjectKind::PodDisruptionBudget);
+    }
+    kinds.push(ObjectKind::Service);
+    if gates.workload_support {
+        kinds.extend([
+            ObjectKind::ReplicationController,
+            ObjectKind::ReplicaSet,
+            ObjectKind::StatefulSet,
+        ]);
     }
     kinds.extend([
         ObjectKind::PersistentVolumeClaim,
@@ -369,11 +382,15 @@ mod tests {
             ObjectKind::Pod,
             ObjectKind::PersistentVolumeClaim,
             ObjectKind::CsiStorageCapacity,
+            ObjectKind::Service,
+            ObjectKind::ReplicaSet,
+            ObjectKind::StatefulSet,
+            ObjectKind::ReplicationController,
         ] {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
         let kinds = watched_kinds(&flags(&[
-            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false",
+            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false,WorkLoadSupport=false",
             "--csi-storage=false",
         ]));
         for k in [
@@ -381,10 +398,17 @@ mod tests {
             ObjectKind::PriorityClass,
             ObjectKind::CsiDriver,
             ObjectKind::CsiStorageCapacity,
+            ObjectKind::ReplicaSet,
+            ObjectKind::StatefulSet,
+            ObjectKind::ReplicationController,
         ] {
             assert!(!kinds.contains(&k), "{k} watched in {kinds:?}");
         }
         assert!(kinds.contains(&ObjectKind::CsiNode));
+        assert!(
+            kinds.contains(&ObjectKind::Service),
+            "services are always read"
+        );
     }
 
     #[test]

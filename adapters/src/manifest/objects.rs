@@ -6,7 +6,7 @@ use tephra_cache::ObjectKind;
 use tephra_engine::api::{
     ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
     PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue, StorageClass, VolumeAttachment,
+    Queue, ReplicaSet, ReplicationController, Service, StatefulSet, StorageClass, VolumeAttachment,
 };
 
 use super::field_path::failing_field;
@@ -119,6 +119,18 @@ pub fn decode(
                 value, origin, location, &what,
             )?))
         }
+        ObjectKind::Service => {
+            ClusterObject::Service(Box::new(typed::<Service>(value, origin, location, &what)?))
+        }
+        ObjectKind::ReplicationController => ClusterObject::ReplicationController(Box::new(
+            typed::<ReplicationController>(value, origin, location, &what)?,
+        )),
+        ObjectKind::ReplicaSet => ClusterObject::ReplicaSet(Box::new(typed::<ReplicaSet>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::StatefulSet => ClusterObject::StatefulSet(Box::new(typed::<StatefulSet>(
+            value, origin, location, &what,
+        )?)),
     };
     Ok(Decoded::Object(with_defaults(
         object, origin, location, &what,
@@ -160,6 +172,10 @@ fn with_defaults(
         ClusterObject::PodDisruptionBudget(pdb) => Some(&mut pdb.metadata),
         ClusterObject::PersistentVolumeClaim(pvc) => Some(&mut pvc.metadata.meta),
         ClusterObject::CsiStorageCapacity(c) => Some(&mut c.metadata),
+        ClusterObject::Service(o) => Some(&mut o.metadata),
+        ClusterObject::ReplicationController(o) => Some(&mut o.metadata),
+        ClusterObject::ReplicaSet(o) => Some(&mut o.metadata),
+        ClusterObject::StatefulSet(o) => Some(&mut o.metadata),
         _ => None,
     };
     if let Some(meta) = meta.filter(|m| m.namespace.is_empty()) {

@@ -119,7 +119,7 @@ mod tests {
     const SCENARIO: &str =
         "schedulerConf: \"actions: allocate\"\nobjects:\n- kind: Node\n  metadata: {name: n1}\n";
     const OTHER_CONF: &str = "schedulerConf: \"actions: enqueue\"\nobjects: []\n";
-    const MANIFEST: &str = "kind: Node\nmetadata: {name: n2}\n---\nkind: Service\nmetadata: {name: s, namespace: ns}\n";
+    const MANIFEST: &str = "kind: Node\nmetadata: {name: n2}\n---\nkind: ConfigMap\nmetadata: {name: s, namespace: ns}\n";
 
     #[test]
     fn scenario_and_manifest_objects_are_merged_in_file_order() {
@@ -131,7 +131,7 @@ mod tests {
             .map(|o| tephra_cache::meta_of(o).name.as_str())
             .collect();
         assert_eq!(names, ["n1", "n2"]);
-        assert_eq!(inputs.notes.len(), 1, "the Service is noted");
+        assert_eq!(inputs.notes.len(), 1, "the ConfigMap is noted");
         assert_eq!(
             inputs.scenario_conf.map(|(_, t)| t).as_deref(),
             Some("actions: allocate")

@@ -8,9 +8,11 @@ mod objects;
 mod resource_list;
 mod storage;
 mod time;
+mod workloads;
 
 pub use memo::{Lent, Memo};
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use storage::*;
 pub use time::{Time, TimeError};
+pub use workloads::*;

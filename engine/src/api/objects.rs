@@ -23,6 +23,15 @@ pub struct ObjectMeta {
     pub creation_timestamp: Option<Time>,
     pub deletion_timestamp: Option<Time>,
     pub resource_version: String,
+    /// The workload controlling the object, read from `ownerReferences` when it is one that
+    /// default topology spreading reads (`super::workloads`); every other owner is dropped.
+    #[serde(
+        rename = "ownerReferences",
+        deserialize_with = "super::workloads::deserialize_controller",
+        serialize_with = "super::workloads::serialize_controller",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub controller: Option<Box<super::WorkloadRef>>,
 }
 
 impl ObjectMeta {
@@ -602,4 +611,8 @@ pub enum ClusterObject {
     CsiDriver(Box<CsiDriver>),
     CsiStorageCapacity(Box<CsiStorageCapacity>),
     VolumeAttachment(Box<VolumeAttachment>),
+    Service(Box<super::Service>),
+    ReplicationController(Box<super::ReplicationController>),
+    ReplicaSet(Box<super::ReplicaSet>),
+    StatefulSet(Box<super::StatefulSet>),
 }

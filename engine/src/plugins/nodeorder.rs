@@ -187,8 +187,9 @@ impl Plugin for NodeOrder {
     }
 
     /// Node-local unless a scorer that is normalised across nodes or reads other nodes' pods
-    /// has something to score: preferred node affinity, inter-pod affinity, topology spread,
-    /// `PreferNoSchedule` taints. Resource scorers and image locality read one node.
+    /// has something to score: preferred node affinity, inter-pod affinity, topology spread
+    /// (the pod's own constraints, or the system defaults when its Services or workload select
+    /// pods), `PreferNoSchedule` taints. Resource scorers and image locality read one node.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
         // A pod without inter-pod terms (nearly all) is answered without reading it.
         let w = &self.weights;
@@ -198,7 +199,9 @@ impl Plugin for NodeOrder {
         let preferred = tasks.preferred_node_affinity[task.idx()];
         let pod_affinity = own_terms && self.view.info(task).has_pod_affinity
             || !self.view.nodes_with_affinity().is_empty();
-        let spread = own_terms && !pod.spec.topology_spread_constraints.is_empty();
+        let selectors = &ssn.snap.workload_selectors;
+        let spread = own_terms && !pod.spec.topology_spread_constraints.is_empty()
+            || !selectors.is_empty() && selectors.default_selector(pod).is_some();
         (w.node_affinity == 0 || !preferred)
             && (w.pod_affinity == 0 || !pod_affinity)
             && (w.pod_topology_spread == 0 || !spread)

@@ -24,6 +24,7 @@ use super::task_row::TaskRow;
 use super::{
     ChangedNodes, IdLists, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup,
     QueueTable, Snapshot, StorageObjects, SubJobTable, TaintIndex, TaskTable, TaskTables,
+    WorkloadSelectors,
 };
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
@@ -58,6 +59,7 @@ pub struct SnapshotBuilder<'a> {
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
     storage: Arc<StorageObjects>,
+    workload_selectors: Arc<WorkloadSelectors>,
     /// Node tables of an earlier snapshot, used instead of the node objects when set.
     node_tables: Option<NodeTables>,
     /// Job and task tables of an earlier snapshot, whose rows of unchanged jobs are reused;
@@ -209,6 +211,18 @@ impl<'a> SnapshotBuilder<'a> {
     pub fn storage_object(&mut self, object: ClusterObject) -> bool {
         Arc::make_mut(&mut self.storage).upsert(object).is_ok()
     }
+    /// The Services' and workloads' selectors, as one shared set.
+    pub fn workload_selectors(&mut self, selectors: Arc<WorkloadSelectors>) -> &mut Self {
+        self.workload_selectors = selectors;
+        self
+    }
+    /// Adds one Service, ReplicationController, ReplicaSet or StatefulSet to the builder's own
+    /// copy of the set; false when `object` is none of them.
+    pub fn workload_object(&mut self, object: ClusterObject) -> bool {
+        Arc::make_mut(&mut self.workload_selectors)
+            .upsert(object)
+            .is_ok()
+    }
     /// Takes the node side from an earlier snapshot built from the same node and node-metrics
     /// objects; the node and node-metrics objects given to this builder are then not read.
     pub fn node_tables(&mut self, tables: NodeTables) -> &mut Self {
@@ -290,6 +304,7 @@ impl<'a> SnapshotBuilder<'a> {
         snap.pdbs = self.pdbs.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
         snap.storage = self.storage.clone();
+        snap.workload_selectors = self.workload_selectors.clone();
         self.build_queues(&mut snap.queues);
         match self.unchanged_tables(&snap.nodes) {
             Some(tables) => {

@@ -27,6 +27,7 @@ mod taint_index;
 mod task_columns;
 mod task_row;
 mod tasks;
+mod workload_selectors;
 
 pub use build::{
     GROUP_NAME_ANNOTATION, PREEMPTABLE_KEY, SnapshotBuilder, TASK_PRIORITY_KEY, TASK_SPEC_KEY,
@@ -51,6 +52,7 @@ pub use taint_index::TaintIndex;
 pub use task_columns::Released;
 pub use task_row::prepare_task_row;
 pub use tasks::TaskTable;
+pub use workload_selectors::WorkloadSelectors;
 
 use std::sync::Arc;
 
@@ -76,6 +78,8 @@ pub struct Snapshot {
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// Claims, volumes, storage classes and CSI objects, for the volume filters.
     pub storage: Arc<StorageObjects>,
+    /// The Services' and workloads' selectors, for default topology spreading.
+    pub workload_selectors: Arc<WorkloadSelectors>,
     /// Values derived from this snapshot and shared within the cycle.
     pub derived: Derived,
     /// Σ allocatable over the nodes (`ssn.TotalResource`).

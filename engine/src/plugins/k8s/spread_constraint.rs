@@ -1,9 +1,12 @@
 //! Pod topology spread constraints as the PodTopologySpread plugin reads them, shared by its
 //! filter and its score.
 //!
-//! Volcano runs the plugin with system defaulting, but the default constraints apply only to
-//! pods selected by a Service, ReplicationController, ReplicaSet or StatefulSet; tephra has none
-//! of those objects, so a pod without its own constraints has none.
+//! Volcano runs the plugin with system defaulting (pkg/scheduler/plugins/nodeorder/nodeorder.go
+//! and predicates/predicates.go, `PodTopologySpreadArgs{DefaultingType: SystemDefaulting}`): a
+//! pod that sets no constraint of its own gets kube-scheduler's two defaults, spread over
+//! hostnames (maxSkew 3) and zones (maxSkew 5), both `ScheduleAnyway`, over the pods its
+//! Services and controlling workload select (`WorkloadSelectors::default_selector`). Being
+//! `ScheduleAnyway`, they only ever score; the filter never sees them.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,9 @@ use crate::selector::Selector;
 
 /// The well-known hostname label: its domains are single nodes.
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
+
+/// The well-known zone label.
+pub const ZONE_KEY: &str = "topology.kubernetes.io/zone";
 
 /// One parsed constraint (`topologySpreadConstraint`).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +67,22 @@ pub fn constraints(pod: &Pod, action: &str) -> Result<Vec<SpreadConstraint>, Str
         });
     }
     Ok(out)
+}
+
+/// kube-scheduler's system-default constraints (podtopologyspread/plugin.go,
+/// `systemDefaultConstraints`) over `selector`, with the default inclusion policies.
+pub fn system_default_constraints(selector: Selector) -> Vec<SpreadConstraint> {
+    [(HOSTNAME_KEY, 3), (ZONE_KEY, 5)]
+        .into_iter()
+        .map(|(key, max_skew)| SpreadConstraint {
+            max_skew,
+            topology_key: key.into(),
+            selector: selector.clone(),
+            min_domains: 1,
+            honor_node_affinity: true,
+            honor_node_taints: false,
+        })
+        .collect()
 }
 
 impl SpreadConstraint {
