@@ -213,6 +213,7 @@ mod tests {
         b.volumes = Some(Box::new(VolumeBinds {
             volumes: vec![("pv1".into(), reference.clone())],
             provisions: vec![("ns".into(), "c2".into())],
+            ..Default::default()
         }));
         let before = s.snapshot("default").storage.clone();
         s.assume(

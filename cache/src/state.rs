@@ -423,6 +423,11 @@ impl ClusterState {
         self.queues.iter().map(|q| q.as_ref())
     }
 
+    /// The node `name`.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.get(&key("", name)).map(|n| n.as_ref())
+    }
+
     /// Every node, in the order first seen.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
         self.nodes.iter().map(|n| n.as_ref())

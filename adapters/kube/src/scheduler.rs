@@ -25,6 +25,8 @@ use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
 use crate::watch::Feed;
+use crate::writes::volume_wait::{Progress, VolumeWait};
+use crate::writes::volumes::WrittenVersions;
 use crate::writes::{self, EventWrite, StatusBatch, StatusWriter, Writer, Written};
 
 /// Binds in flight at once. Volcano starts a goroutine per bind, bounded only by the client's
@@ -46,6 +48,17 @@ pub struct LoopSettings {
 
 /// A PodScheduled condition as written: reason, message and nominated node.
 type WrittenCondition = (&'static str, Arc<str>, Option<String>);
+
+/// How a bind's first round went.
+enum BindOutcome {
+    Bound,
+    /// The binding call failed.
+    BindFailed(kube::Error),
+    /// The volume work before it failed (kube's reason).
+    PreBindFailed(String),
+    /// Its volumes are written; it now waits for the PV controller (`VolumeWait`).
+    VolumesWritten(WrittenVersions),
+}
 
 /// The scheduler loop's state; it is the only writer of the cache.
 pub struct Scheduler {
@@ -76,6 +89,8 @@ pub struct Scheduler {
     /// What one session leaves for the next (equivalence classes, node sums); the engine checks
     /// that it still applies.
     carryover: Arc<Carryover>,
+    /// Binds whose volumes are written, waiting for the PV controller before the pod is bound.
+    volume_waits: Vec<VolumeWait>,
 }
 
 fn unix_now() -> i64 {
@@ -146,6 +161,7 @@ impl Scheduler {
             session_prefix,
             timers: Arc::new(Timers::new(Time(unix_now()))),
             carryover: Arc::default(),
+            volume_waits: Vec::new(),
         }
     }
 
@@ -385,6 +401,7 @@ impl Scheduler {
         }
         loop {
             self.drain_feed();
+            self.finish_volume_waits().await;
             self.maybe_reload()?;
             self.maybe_dump();
             self.run_once().await;
@@ -487,39 +504,44 @@ impl Scheduler {
         }
     }
 
-    /// The pre-bind step of each bind, when `predicates` (Volcano's one pre-binder) is
-    /// configured: tephra binds no volumes or claims first, so the step takes no time, and the
-    /// task is pre-bound at once (Volcano: cache/cache.go, executePreBind).
-    fn observe_pre_bind(&self, binds: &[Bind]) {
-        let pre_binder = self
-            .conf
+    /// True when `predicates`, Volcano's one pre-binder, is configured.
+    fn has_pre_binder(&self) -> bool {
+        self.conf
             .tiers
             .iter()
             .flat_map(|t| &t.plugins)
-            .any(|p| p.name == "predicates");
-        if !pre_binder {
+            .any(|p| p.name == "predicates")
+    }
+
+    /// A bind's pre-bind step took `took` (Volcano: cache/cache.go, executePreBind): no time
+    /// for a pod without volumes, the volume writes and the wait for the PV controller for one
+    /// with them.
+    fn observe_pre_bind(&self, b: &Bind, took: Duration) {
+        if !self.has_pre_binder() {
             return;
         }
-        let now = unix_millis();
-        for b in binds {
+        self.metrics
+            .scheduling_stage_duration
+            .with_label_values(&["PreBind"])
+            .observe(ms(took));
+        if let Some(created) = self
+            .state
+            .pod(&b.namespace, &b.name)
+            .and_then(|p| p.metadata.creation_timestamp)
+        {
             self.metrics
-                .scheduling_stage_duration
-                .with_label_values(&["PreBind"])
-                .observe(0.0);
-            if let Some(created) = self
-                .state
-                .pod(&b.namespace, &b.name)
-                .and_then(|p| p.metadata.creation_timestamp)
-            {
-                self.metrics.task_reached(TaskStage::PreBound, created, now);
-            }
+                .task_reached(TaskStage::PreBound, created, unix_millis());
         }
     }
 
     /// Binds with bounded concurrency; a failed bind puts the pod back as the API holds it,
-    /// so the next cycle schedules it again.
+    /// so the next cycle schedules it again. A bind with volume work writes its volumes and
+    /// claims and then waits for the PV controller (`finish_volume_waits`) before the pod is
+    /// bound.
     async fn bind_all(&mut self, binds: &[Bind], batch: &mut StatusBatch) {
-        self.observe_pre_bind(binds);
+        for b in binds.iter().filter(|b| b.volumes.is_none()) {
+            self.observe_pre_bind(b, Duration::ZERO);
+        }
         let w = self.writer.clone();
         let raw = &self.raw;
         let with_volumes = binds.iter().cloned().map(|b| {
@@ -531,58 +553,153 @@ impl Scheduler {
             (b, volumes)
         });
         let with_volumes: Vec<_> = with_volumes.collect();
-        let results: Vec<(Bind, Result<(), kube::Error>, Duration)> =
-            futures::stream::iter(with_volumes)
-                .map(|(b, volumes)| {
-                    let w = w.clone();
-                    async move {
-                        let t = Instant::now();
-                        let r = writes::bind(&w, &b, volumes).await;
-                        (b, r, t.elapsed())
-                    }
-                })
-                .buffer_unordered(BIND_CONCURRENCY)
-                .collect()
-                .await;
-        for (b, result, took) in results {
-            match result {
-                Ok(()) => {
-                    self.metrics
-                        .scheduling_stage_duration
-                        .with_label_values(&["Bind"])
-                        .observe(ms(took));
-                    if let Some(created) = self
-                        .state
-                        .pod(&b.namespace, &b.name)
-                        .and_then(|p| p.metadata.creation_timestamp)
-                    {
-                        self.metrics
-                            .task_reached(TaskStage::Bound, created, unix_millis());
-                    }
-                    batch.events.push(EventWrite {
-                        object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
-                        type_: "Normal",
-                        reason: "Scheduled".into(),
-                        message: format!(
-                            "Successfully assigned {}/{} to {}",
-                            b.namespace, b.name, b.node
-                        ),
-                    });
+        let results: Vec<(Bind, BindOutcome, Instant)> = futures::stream::iter(with_volumes)
+            .map(|(b, volumes)| {
+                let w = w.clone();
+                async move {
+                    let t = Instant::now();
+                    let outcome = match volumes {
+                        Err(why) => BindOutcome::PreBindFailed(why),
+                        Ok(Some(work)) => match writes::volumes::bind_volumes(&w, &work).await {
+                            Ok(written) => BindOutcome::VolumesWritten(written),
+                            Err(e) => BindOutcome::PreBindFailed(e.to_string()),
+                        },
+                        Ok(None) => match writes::bind(&w, &b).await {
+                            Ok(()) => BindOutcome::Bound,
+                            Err(e) => BindOutcome::BindFailed(e),
+                        },
+                    };
+                    (b, outcome, t)
                 }
-                Err(e) => {
-                    tracing::warn!(
-                        "failed to bind {}/{} to {}: {e}",
-                        b.namespace,
-                        b.name,
-                        b.node
-                    );
-                    self.roll_back(&b, &e, batch);
+            })
+            .buffer_unordered(BIND_CONCURRENCY)
+            .collect()
+            .await;
+        for (b, outcome, started) in results {
+            match outcome {
+                BindOutcome::Bound => self.bound(&b, started.elapsed(), batch),
+                BindOutcome::BindFailed(e) => self.bind_failed(&b, &e, batch),
+                BindOutcome::PreBindFailed(why) => self.pre_bind_failed(&b, &why, batch),
+                BindOutcome::VolumesWritten(written) => {
+                    let timeout = b
+                        .volumes
+                        .as_ref()
+                        .map_or(Duration::ZERO, |v| v.bind_timeout);
+                    self.volume_waits.push(VolumeWait {
+                        bind: b,
+                        written,
+                        started,
+                        deadline: Instant::now() + timeout,
+                    });
                 }
             }
         }
     }
 
-    fn roll_back(&mut self, b: &Bind, e: &kube::Error, batch: &mut StatusBatch) {
+    /// Judges the binds waiting for their volumes against what the watches delivered: binds
+    /// the pods whose volumes are bound, and puts back those whose binding cannot complete or
+    /// ran out of time (kube's volume binder checks once a second, as this loop comes round).
+    async fn finish_volume_waits(&mut self) {
+        if self.volume_waits.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let mut batch = StatusBatch {
+            seq: self.cycle,
+            ..Default::default()
+        };
+        let mut ready = Vec::new();
+        for wait in std::mem::take(&mut self.volume_waits) {
+            let labels = self.state.node(&wait.bind.node).map(|n| &n.metadata.labels);
+            match wait.check(&self.raw, labels) {
+                Progress::Ready => ready.push(wait),
+                Progress::Waiting if now < wait.deadline => self.volume_waits.push(wait),
+                Progress::Waiting => self.pre_bind_failed(
+                    &wait.bind,
+                    "binding volumes: context deadline exceeded",
+                    &mut batch,
+                ),
+                Progress::Failed(why) => {
+                    self.pre_bind_failed(&wait.bind, &format!("binding volumes: {why}"), &mut batch)
+                }
+            }
+        }
+        for wait in &ready {
+            self.observe_pre_bind(&wait.bind, wait.started.elapsed());
+        }
+        let w = self.writer.clone();
+        let results: Vec<(VolumeWait, Result<(), kube::Error>)> = futures::stream::iter(ready)
+            .map(|wait| {
+                let w = w.clone();
+                async move {
+                    let r = writes::bind(&w, &wait.bind).await;
+                    (wait, r)
+                }
+            })
+            .buffer_unordered(BIND_CONCURRENCY)
+            .collect()
+            .await;
+        for (wait, result) in results {
+            match result {
+                Ok(()) => self.bound(&wait.bind, wait.started.elapsed(), &mut batch),
+                Err(e) => self.bind_failed(&wait.bind, &e, &mut batch),
+            }
+        }
+        if !(batch.pods.is_empty() && batch.events.is_empty()) {
+            self.status.send(batch);
+        }
+    }
+
+    /// A pod bound: its metrics and the `Scheduled` event.
+    fn bound(&mut self, b: &Bind, took: Duration, batch: &mut StatusBatch) {
+        self.metrics
+            .scheduling_stage_duration
+            .with_label_values(&["Bind"])
+            .observe(ms(took));
+        if let Some(created) = self
+            .state
+            .pod(&b.namespace, &b.name)
+            .and_then(|p| p.metadata.creation_timestamp)
+        {
+            self.metrics
+                .task_reached(TaskStage::Bound, created, unix_millis());
+        }
+        batch.events.push(EventWrite {
+            object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
+            type_: "Normal",
+            reason: "Scheduled".into(),
+            message: format!(
+                "Successfully assigned {}/{} to {}",
+                b.namespace, b.name, b.node
+            ),
+        });
+    }
+
+    /// The binding call failed (Volcano: cache/cache.go, Bind).
+    fn bind_failed(&mut self, b: &Bind, e: &kube::Error, batch: &mut StatusBatch) {
+        tracing::warn!(
+            "failed to bind {}/{} to {}: {e}",
+            b.namespace,
+            b.name,
+            b.node
+        );
+        let message = format!("failed to bind to node {}: {e}", b.node);
+        self.roll_back(b, message, writes::is_status(e, 404), batch);
+    }
+
+    /// The volume work before the bind failed (Volcano: cache/cache.go, executePreBinds).
+    fn pre_bind_failed(&mut self, b: &Bind, why: &str, batch: &mut StatusBatch) {
+        let message = format!(
+            "execute preBind for pod {}/{} failed: {why}, resync the task",
+            b.namespace, b.name
+        );
+        tracing::warn!("{message}");
+        self.roll_back(b, message, false, batch);
+    }
+
+    /// Puts the pod (and its volumes) back as the API holds them and, unless the pod is gone,
+    /// records why on its PodScheduled condition.
+    fn roll_back(&mut self, b: &Bind, message: String, gone: bool, batch: &mut StatusBatch) {
         self.restore_volumes(b);
         let Some(raw) = self
             .raw
@@ -595,14 +712,14 @@ impl Scheduler {
             Ok(c) => self.state.apply_event(ClusterEvent::Upsert(c.object)),
             Err(err) => tracing::warn!("cannot restore {}/{}: {err}", b.namespace, b.name),
         }
-        if writes::is_status(e, 404) {
+        if gone {
             return;
         }
         let condition = PodConditionUpdate {
             namespace: b.namespace.clone(),
             name: b.name.clone(),
             reason: "SchedulerError",
-            message: format!("failed to bind to node {}: {e}", b.node).into(),
+            message: message.into(),
             nominated_node: None,
         };
         let now = k8s_openapi::jiff::Timestamp::now().to_string();

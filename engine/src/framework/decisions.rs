@@ -28,6 +28,9 @@ pub struct VolumeBinds {
     /// Claims (`namespace`, `name`) the provisioner is to provision on the bind's node (each
     /// gets the `volume.kubernetes.io/selected-node` annotation).
     pub provisions: Vec<(String, String)>,
+    /// How long the binder waits for the PV controller to complete these bindings before it
+    /// gives up on the bind (`volumebinding.bindTimeoutSeconds`).
+    pub bind_timeout: std::time::Duration,
 }
 
 /// Evict a pod.

@@ -1,6 +1,6 @@
-//! Binding a pod: its volume work first (`volumes`), then `POST pods/<name>/binding`, as
-//! Volcano's default binder does; the UID in the binding makes the API refuse a pod that was
-//! deleted and recreated since the snapshot.
+//! Binding a pod: `POST pods/<name>/binding`, as Volcano's default binder does, after its
+//! volume work (`volumes`, `volume_wait`) when it has any; the UID in the binding makes the API
+//! refuse a pod that was deleted and recreated since the snapshot.
 
 use kube::api::PostParams;
 use serde_json::{Value, json};
@@ -8,7 +8,6 @@ use tephra_cache::ObjectKind;
 use tephra_engine::framework::Bind;
 
 use super::Writer;
-use super::volumes::{VolumeWrites, bind_volumes};
 use crate::watch::api_resource;
 
 /// The `v1.Binding` body for `b`.
@@ -25,21 +24,8 @@ pub fn binding(b: &Bind) -> Value {
     })
 }
 
-/// Binds one pod, after its volume work (`volumes`: the writes, or why they cannot be made).
-pub async fn bind(
-    w: &Writer,
-    b: &Bind,
-    volumes: Result<Option<VolumeWrites>, String>,
-) -> Result<(), kube::Error> {
-    match volumes {
-        Err(why) => {
-            return Err(kube::Error::Api(
-                kube::core::Status::failure(&why, "VolumeNotCached").boxed(),
-            ));
-        }
-        Ok(Some(writes)) => bind_volumes(w, &writes).await?,
-        Ok(None) => {}
-    }
+/// Binds one pod.
+pub async fn bind(w: &Writer, b: &Bind) -> Result<(), kube::Error> {
     w.before("create pods/binding").await;
     w.api(&api_resource(ObjectKind::Pod), &b.namespace)
         .create_subresource::<Value, Value>("binding", &b.name, &PostParams::default(), &binding(b))

@@ -5,9 +5,7 @@
 //! the watches last delivered them (`update` on persistentvolumes and persistentvolumeclaims,
 //! which Volcano's ClusterRole grants). The PV controller then completes the binding.
 //!
-//! Unlike kube's binder, the bind does not wait for the PV controller to finish binding before
-//! binding the pod: the kubelet waits for the claim anyway, and a conflicting write fails the
-//! bind, which puts the pod back for the next cycle.
+//! The bind then waits for the PV controller to finish (`volume_wait`) before binding the pod.
 
 use kube::api::PostParams;
 use serde_json::{Value, json};
@@ -100,30 +98,59 @@ pub fn volume_writes(
     Ok(writes)
 }
 
+/// The resourceVersions the API answered a bind's volume writes with: the watches must have
+/// delivered at least these before the bind's progress can be judged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenVersions {
+    /// Volumes by name.
+    pub volumes: Vec<(String, u64)>,
+    /// Claims by namespace and name.
+    pub claims: Vec<(String, String, u64)>,
+}
+
+/// The resourceVersion of an API answer (0 when it has none that parses).
+fn version_of(o: &kube::api::DynamicObject) -> u64 {
+    o.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Writes the volumes, then the claims; the first failure stops.
-pub async fn bind_volumes(w: &Writer, writes: &VolumeWrites) -> Result<(), kube::Error> {
+pub async fn bind_volumes(
+    w: &Writer,
+    writes: &VolumeWrites,
+) -> Result<WrittenVersions, kube::Error> {
     let pp = PostParams::default();
+    let mut written = WrittenVersions::default();
     for (name, pv) in &writes.volumes {
         w.before("update persistentvolumes").await;
         let api = w.api(&api_resource(ObjectKind::PersistentVolume), "");
-        api.replace(
-            name,
-            &pp,
-            &serde_json::from_value(pv.clone()).map_err(kube::Error::SerdeError)?,
-        )
-        .await?;
+        let answer = api
+            .replace(
+                name,
+                &pp,
+                &serde_json::from_value(pv.clone()).map_err(kube::Error::SerdeError)?,
+            )
+            .await?;
+        written.volumes.push((name.clone(), version_of(&answer)));
     }
     for (namespace, name, claim) in &writes.claims {
         w.before("update persistentvolumeclaims").await;
         let api = w.api(&api_resource(ObjectKind::PersistentVolumeClaim), namespace);
-        api.replace(
-            name,
-            &pp,
-            &serde_json::from_value(claim.clone()).map_err(kube::Error::SerdeError)?,
-        )
-        .await?;
+        let answer = api
+            .replace(
+                name,
+                &pp,
+                &serde_json::from_value(claim.clone()).map_err(kube::Error::SerdeError)?,
+            )
+            .await?;
+        written
+            .claims
+            .push((namespace.clone(), name.clone(), version_of(&answer)));
     }
-    Ok(())
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -156,6 +183,7 @@ mod tests {
         let work = VolumeBinds {
             volumes: vec![("pv1".into(), claim_ref())],
             provisions: vec![],
+            ..Default::default()
         };
         let writes = volume_writes(&raw, &work, "n1").unwrap();
         let pv = &writes.volumes[0].1;
@@ -178,6 +206,7 @@ mod tests {
         let work = VolumeBinds {
             volumes: vec![("pv1".into(), claim_ref())],
             provisions: vec![],
+            ..Default::default()
         };
         let pv = &volume_writes(&raw, &work, "n1").unwrap().volumes[0].1;
         assert!(pv["metadata"].get("annotations").is_none());
@@ -189,6 +218,7 @@ mod tests {
         let work = VolumeBinds {
             volumes: vec![],
             provisions: vec![("ns".into(), "data".into())],
+            ..Default::default()
         };
         let writes = volume_writes(&raw, &work, "n2").unwrap();
         assert_eq!(
@@ -202,6 +232,7 @@ mod tests {
         let work = VolumeBinds {
             volumes: vec![("gone".into(), claim_ref())],
             provisions: vec![],
+            ..Default::default()
         };
         let e = volume_writes(&RawStore::default(), &work, "n1").unwrap_err();
         assert!(e.contains("gone"), "{e}");

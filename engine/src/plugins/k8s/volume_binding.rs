@@ -247,8 +247,9 @@ pub fn pre_filter(storage: &StorageObjects, pod: &Pod) -> Result<Option<PodClaim
 }
 
 /// `CheckNodeAffinity`: the volume's required node terms match the node's labels (kube checks
-/// a node holding only its labels, so a `metadata.name` field term matches no node).
-fn volume_fits(pv: &PersistentVolume, labels: &Labels) -> bool {
+/// a node holding only its labels, so a `metadata.name` field term matches no node). Also read
+/// by the Kubernetes binder while it waits for a bind's volumes.
+pub fn volume_fits(pv: &PersistentVolume, labels: &Labels) -> bool {
     let Some(required) = pv
         .spec
         .node_affinity

@@ -1,6 +1,9 @@
-//! The `predicates` plugin's arguments: which kube filters run, and the stable-filter cache.
-//! Every filter is on unless switched off, as Volcano's `predicateEnable` defaults them
-//! (Volcano: pkg/scheduler/plugins/predicates/predicates.go, New).
+//! The `predicates` plugin's arguments: which kube filters run, the stable-filter cache, and
+//! how long a bind waits for its volumes. Every filter is on unless switched off, as Volcano's
+//! `predicateEnable` defaults them (Volcano: pkg/scheduler/plugins/predicates/predicates.go,
+//! New; the volume binding arguments: predicates/helper.go, setUpVolumeBindingArgs).
+
+use std::time::Duration;
 
 use crate::config::{ArgumentError, Arguments};
 
@@ -16,6 +19,8 @@ pub struct PredicateArgs {
     pub volume_zone: bool,
     pub volume_binding: bool,
     pub cache: bool,
+    /// `volumebinding.bindTimeoutSeconds`, 600 by default; a negative value waits no time.
+    pub bind_timeout: Duration,
 }
 
 impl PredicateArgs {
@@ -32,6 +37,11 @@ impl PredicateArgs {
             volume_zone: flag("predicate.VolumeZoneEnable", true)?,
             volume_binding: flag("predicate.VolumeBindingEnable", true)?,
             cache: flag("predicate.CacheEnable", false)?,
+            bind_timeout: Duration::from_secs(
+                args.int("volumebinding.bindTimeoutSeconds")?
+                    .unwrap_or(600)
+                    .max(0) as u64,
+            ),
         })
     }
 
@@ -63,6 +73,16 @@ mod tests {
                 && a.volume_binding
         );
         assert!(!a.cache);
+        assert_eq!(a.bind_timeout, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn the_volume_bind_timeout_is_read_in_seconds() {
+        let a = PredicateArgs::parse(&args("volumebinding.bindTimeoutSeconds: 30\n")).unwrap();
+        assert_eq!(a.bind_timeout, Duration::from_secs(30));
+        let e =
+            PredicateArgs::parse(&args("volumebinding.bindTimeoutSeconds: soon\n")).unwrap_err();
+        assert_eq!(e.key, "volumebinding.bindTimeoutSeconds");
     }
 
     #[test]

@@ -736,6 +736,7 @@ impl Plugin for Predicates {
                         )
                     })
                     .collect(),
+                bind_timeout: self.args.bind_timeout,
             };
             ssn.volume_binds.insert(task, binds);
         }

@@ -1,6 +1,7 @@
 //! Volume scheduling: a pod with a `WaitForFirstConsumer` claim lands on the node holding the
 //! only matching local volume, and vc-scheduler binds that volume to the claim (the volume's
-//! `claimRef`) before it binds the pod; a pod whose bound volume is zonal lands in that zone.
+//! `claimRef`), then waits for the PV controller to complete the claim before it binds the pod;
+//! a pod whose bound volume is zonal lands in that zone.
 //!
 //! No controller-manager runs here, so the driver plays the PV controller's part: it marks the
 //! volumes Available (or Bound) and, once vc-scheduler wrote the volume's claim reference,
@@ -118,6 +119,14 @@ async fn body(ctx: &Ctx) -> Result<()> {
         "vb-local's claimRef {} is not local-data's uid {}",
         pv["spec"]["claimRef"],
         claim["metadata"]["uid"]
+    );
+    // Until the claim's side is complete, the pod stays unbound (kube's checkBindings).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let early = placements(ctx, NS).await?;
+    ensure!(
+        early.get("local").is_none_or(|n| n.is_empty()),
+        "local was bound to {:?} before the PV controller completed its claim",
+        early.get("local")
     );
     // The PV controller's part again: the claim's side of the binding.
     c.merge(
