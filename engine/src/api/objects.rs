@@ -96,6 +96,16 @@ pub struct PodSpec {
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     pub scheduling_gates: Vec<SchedulingGate>,
     pub volumes: Vec<Volume>,
+    /// Dynamic resource allocation claims (`resourceClaims`): only whether the pod has any is
+    /// read (tephra allocates none, and refuses such pods: `predicates`).
+    pub resource_claims: Vec<PodResourceClaim>,
+}
+
+/// `v1.PodResourceClaim`, stripped to its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodResourceClaim {
+    pub name: String,
 }
 
 /// `v1.Volume`, stripped to the claim it names: a persistent volume claim, or an ephemeral

@@ -18,7 +18,7 @@ use crate::api::{
 use crate::model::{Dim, Resource};
 
 /// What decides a task's node ranking, for tasks whose plugins are node-local: its request,
-/// node selector, node affinity, tolerations, overhead, and per container (app and init apart)
+/// node selector, node affinity, tolerations, overhead, resource claims, and per container (app and init apart)
 /// its image, host ports, requests and restart policy. Read in place from the task's pod.
 pub struct TaskSignature<'a> {
     pod: &'a Pod,
@@ -82,6 +82,7 @@ impl<'a> TaskSignature<'a> {
         self.node_affinity().hash(&mut h);
         self.pod.spec.tolerations.hash(&mut h);
         self.pod.spec.overhead.keys().for_each(|k| k.hash(&mut h));
+        self.pod.spec.resource_claims.hash(&mut h);
         for (len, c) in self.containers() {
             (len, c.image, &c.host_ports, c.restart_policy).hash(&mut h);
             c.requests.keys().for_each(|k| k.hash(&mut h));
@@ -123,6 +124,7 @@ impl<'a> TaskSignature<'a> {
                 }),
                 tolerations: spec.tolerations.clone(),
                 overhead: spec.overhead.clone(),
+                resource_claims: spec.resource_claims.clone(),
                 ..Default::default()
             },
             ..Default::default()
@@ -147,6 +149,7 @@ impl PartialEq for TaskSignature<'_> {
             && self.node_affinity() == other.node_affinity()
             && a.tolerations == b.tolerations
             && a.overhead == b.overhead
+            && a.resource_claims == b.resource_claims
             && self.containers().eq(other.containers())
     }
 }

@@ -352,6 +352,16 @@ impl Predicates {
                 state.volume_binding = Some(Arc::new(claims));
             }
         }
+        // DynamicResources, which Volcano runs whenever kube's DynamicResourceAllocation gate
+        // is on (locked on since 1.35): tephra allocates no dynamic resources, so a pod that
+        // claims some is refused, not placed without its devices.
+        if !c.pod(task).spec.resource_claims.is_empty() {
+            return Err(FitError::new(
+                StatusCode::Error,
+                "plugin DynamicResources pre-predicates failed the pod claims dynamic resources \
+                 (spec.resourceClaims), which tephra does not allocate",
+            ));
+        }
         Ok(())
     }
 
@@ -1077,6 +1087,25 @@ mod tests {
             "plugin NodeAffinity pre-predicates failed pod affinity terms conflict"
         );
         assert!(err.has_any(&[StatusCode::Error]));
+    }
+
+    #[test]
+    fn a_pod_claiming_dynamic_resources_is_refused_and_its_twin_without_claims_is_not() {
+        let claims = "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]";
+        let ssn = open(
+            "",
+            &[node("n1", "", CPU), pod("p", "", claims), pod("q", "", "")],
+        );
+        let err = ssn.pre_predicate(task(&ssn, "ns/p")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("plugin DynamicResources pre-predicates failed"),
+            "{err}"
+        );
+        assert!(
+            ssn.pre_predicate(task(&ssn, "ns/q")).is_ok(),
+            "same signature otherwise"
+        );
     }
 
     #[test]
