@@ -1,6 +1,7 @@
 //! `backfill` (Volcano: pkg/scheduler/actions/backfill/backfill.go): place best-effort tasks (empty requests) on any node that passes the
 //! predicates; a job's allocated tasks are bound as soon as the job is ready.
 
+use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
 use std::collections::BTreeMap;
 
 use super::PriorityQueue;
@@ -60,14 +61,12 @@ pub fn candidate_order(ssn: &mut Session) -> Vec<TaskId> {
 
 /// Runs the action.
 pub fn execute(ssn: &mut Session) {
-    let cache = ssn
-        .state
-        .config
-        .action_arguments("backfill")
-        .bool("predicateErrorCacheEnable")
-        .ok()
-        .flatten()
-        .unwrap_or(true);
+    let cache = lenient(
+        &ssn.state.config.action_arguments("backfill"),
+        ErrorCacheArgs::parse,
+    )
+    .0
+    .error_cache;
     let all: Vec<NodeId> = ssn.state.snap.nodes.ids().collect();
     for t in candidate_order(ssn) {
         let Some(j) = ssn.state.job_of(t) else {

@@ -1,6 +1,7 @@
 //! Actions: the steps of a scheduling cycle, run in the configured order. Each reads the
 //! session through its dispatch functions and changes it through statements.
 
+mod action_arguments;
 mod allocate;
 mod backfill;
 mod class_cache;
@@ -17,6 +18,7 @@ mod shuffle;
 mod starving_jobs;
 mod victims;
 
+pub use action_arguments::refused_arguments;
 pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
 pub use priority_queue::PriorityQueue;

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::PriorityQueue;
+use super::action_arguments::{PreemptArgs, lenient};
 use super::node_search::{PredicateHelper, best_scores_descending};
 use super::victims::{
     node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
@@ -14,52 +15,13 @@ use crate::api::Pod;
 use crate::framework::{EvictingAction, Session, Statement};
 use crate::model::{DimDefault, JobId, NodeId, QueueId, TaskId, TaskStatus};
 
-/// The action's arguments (`configurations` entry `preempt`).
-#[derive(Debug, Clone, Copy)]
-struct PreemptArgs {
-    error_cache: bool,
-    topology_aware: bool,
-    min_candidate_pct: i64,
-    min_candidate_abs: i64,
-    max_candidate_abs: i64,
-}
-
-impl PreemptArgs {
-    fn read(ssn: &Session) -> PreemptArgs {
-        let a = ssn.state.config.action_arguments("preempt");
-        PreemptArgs {
-            error_cache: a
-                .bool("predicateErrorCacheEnable")
-                .ok()
-                .flatten()
-                .unwrap_or(true),
-            topology_aware: a
-                .bool("enableTopologyAwarePreemption")
-                .ok()
-                .flatten()
-                .unwrap_or(false),
-            min_candidate_pct: a
-                .int("minCandidateNodesPercentage")
-                .ok()
-                .flatten()
-                .unwrap_or(10),
-            min_candidate_abs: a
-                .int("minCandidateNodesAbsolute")
-                .ok()
-                .flatten()
-                .unwrap_or(1),
-            max_candidate_abs: a
-                .int("maxCandidateNodesAbsolute")
-                .ok()
-                .flatten()
-                .unwrap_or(100),
-        }
-    }
-}
-
 /// Runs the action.
 pub fn execute(ssn: &mut Session) {
-    let args = PreemptArgs::read(ssn);
+    let args = lenient(
+        &ssn.state.config.action_arguments("preempt"),
+        PreemptArgs::parse,
+    )
+    .0;
     let snap = ssn.state.snap.clone();
     let mut preemptors: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
     let mut under_request: BTreeMap<QueueId, Vec<JobId>> = BTreeMap::new();

@@ -1,6 +1,7 @@
 //! `reclaim` (Volcano: pkg/scheduler/actions/reclaim/reclaim.go): queues below their fair share take resources back from Running tasks
 //! of other, reclaimable queues. Nodes are tried in order, not scored.
 
+use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
 use std::collections::BTreeMap;
 
 use super::PriorityQueue;
@@ -16,14 +17,12 @@ use crate::model::{DimDefault, JobId, QueueId, TaskId, TaskStatus};
 /// Runs the action.
 pub fn execute(ssn: &mut Session) {
     let snap = ssn.state.snap.clone();
-    let error_cache = ssn
-        .state
-        .config
-        .action_arguments("reclaim")
-        .bool("predicateErrorCacheEnable")
-        .ok()
-        .flatten()
-        .unwrap_or(true);
+    let error_cache = lenient(
+        &ssn.state.config.action_arguments("reclaim"),
+        ErrorCacheArgs::parse,
+    )
+    .0
+    .error_cache;
     let mut starving = StarvingJobs::of(ssn);
     let mut tasks: BTreeMap<JobId, PriorityQueue<TaskId>> = BTreeMap::new();
     for &j in &starving.jobs {

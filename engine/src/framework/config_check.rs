@@ -1,7 +1,8 @@
 //! Checking a parsed configuration against a plugin registry the way Volcano runs one: a plugin
 //! it does not know is skipped, an argument of the wrong type falls back to its default, and a
-//! `configurations` entry for no action is never read. Each such part is set aside and named, so
-//! an operator learns what is not running; `--strict-config` refuses the file instead.
+//! `configurations` entry for no action is never read, and an action argument of the wrong type
+//! falls back to its default. Each such part is set aside and named, so an operator learns what
+//! is not running; `--strict-config` refuses the file instead.
 //!
 //! Volcano: pkg/scheduler/framework/framework.go, OpenSession (an unknown plugin is logged and
 //! skipped); pkg/scheduler/framework/arguments.go, Arguments.GetInt / GetFloat64 / GetBool /
@@ -26,6 +27,12 @@ pub enum SetAside {
     },
     /// A `configurations` entry (at `index`) named after no action: no action reads it.
     UnknownActionConfiguration { index: usize, action: String },
+    /// An action argument its action refused: dropped, so the action uses its default for it.
+    ActionArgument {
+        index: usize,
+        action: String,
+        error: ArgumentError,
+    },
 }
 
 impl SetAside {
@@ -42,6 +49,11 @@ impl SetAside {
             SetAside::UnknownActionConfiguration { index, action } => {
                 ConfigError::ActionConfig(*index, format!("unknown action {action:?}"))
             }
+            SetAside::ActionArgument {
+                index,
+                action,
+                error,
+            } => ConfigError::ActionConfig(*index, format!("action {action:?}: {error}")),
         }
     }
 
@@ -51,6 +63,7 @@ impl SetAside {
             SetAside::UnknownPlugin { .. } => "unknown_plugin",
             SetAside::Argument { .. } => "argument",
             SetAside::UnknownActionConfiguration { .. } => "unknown_action_configuration",
+            SetAside::ActionArgument { .. } => "action_argument",
         }
     }
 }
@@ -61,6 +74,7 @@ impl fmt::Display for SetAside {
             SetAside::UnknownPlugin { .. } => "skipped, the rest of the tiers run",
             SetAside::Argument { .. } => "the plugin uses its default for it",
             SetAside::UnknownActionConfiguration { .. } => "ignored",
+            SetAside::ActionArgument { .. } => "the action uses its default for it",
         };
         write!(f, "{}; {outcome}", self.refusal())
     }
@@ -118,11 +132,20 @@ pub fn check_config(
         }
         tier.plugins = kept;
     }
-    for (index, c) in config.configurations.iter().enumerate() {
+    for (index, c) in config.configurations.iter_mut().enumerate() {
         if !KNOWN_ACTIONS.contains(&c.name.as_str()) {
             set_aside.push(SetAside::UnknownActionConfiguration {
                 index,
                 action: c.name.clone(),
+            });
+            continue;
+        }
+        for error in crate::actions::refused_arguments(&c.name, &c.arguments) {
+            c.arguments.remove(&error.key);
+            set_aside.push(SetAside::ActionArgument {
+                index,
+                action: c.name.clone(),
+                error,
             });
         }
     }
@@ -267,6 +290,26 @@ mod tests {
             c.set_aside[0].refusal().to_string(),
             "configurations[1]: unknown action \"alocate\""
         );
+    }
+
+    #[test]
+    fn a_wrongly_typed_action_argument_is_named_and_dropped() {
+        let c = check(concat!(
+            "actions: allocate, preempt\nconfigurations:\n",
+            "- name: preempt\n  arguments: {minCandidateNodesPercentage: lots, enableTopologyAwarePreemption: true}\n",
+        ));
+        assert_eq!(c.set_aside.len(), 1);
+        assert_eq!(c.set_aside[0].kind(), "action_argument");
+        let text = c.set_aside[0].to_string();
+        assert!(
+            text.starts_with(
+                "configurations[0]: action \"preempt\": argument minCandidateNodesPercentage"
+            ),
+            "{text}"
+        );
+        let kept = c.config.action_arguments("preempt");
+        assert!(kept.raw("minCandidateNodesPercentage").is_none());
+        assert!(kept.raw("enableTopologyAwarePreemption").is_some());
     }
 
     #[test]

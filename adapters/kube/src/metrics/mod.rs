@@ -299,6 +299,9 @@ impl Metrics {
                 SetAside::UnknownPlugin { plugin, .. } => (plugin.as_str(), "", ""),
                 SetAside::Argument { plugin, error } => (plugin.as_str(), error.key.as_str(), ""),
                 SetAside::UnknownActionConfiguration { action, .. } => ("", "", action.as_str()),
+                SetAside::ActionArgument { action, error, .. } => {
+                    ("", error.key.as_str(), action.as_str())
+                }
             };
             self.config_problems
                 .with_label_values(&[part.kind(), plugin, argument, action])

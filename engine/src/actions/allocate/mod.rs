@@ -7,6 +7,7 @@ mod nomination;
 mod tasks;
 mod worksheet;
 
+use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
 use std::collections::BTreeMap;
 
 use hyper_node::{Recorder, allocate_for_job};
@@ -30,14 +31,12 @@ pub(super) struct NodeSearch {
 /// Runs the action.
 pub fn execute(ssn: &mut Session) {
     let snap = ssn.state.snap.clone();
-    let error_cache = ssn
-        .state
-        .config
-        .action_arguments("allocate")
-        .bool("predicateErrorCacheEnable")
-        .ok()
-        .flatten()
-        .unwrap_or(true);
+    let error_cache = lenient(
+        &ssn.state.config.action_arguments("allocate"),
+        ErrorCacheArgs::parse,
+    )
+    .0
+    .error_cache;
     let enqueue_configured = ssn.action_configured("enqueue");
     let top = snap.hyper_nodes.top();
     let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();

@@ -7,6 +7,7 @@
 mod bundle;
 mod plan;
 
+use crate::actions::action_arguments::{ErrorCacheArgs, GangEvictionArgs, lenient};
 use std::collections::BTreeMap;
 
 use bundle::{Bundle, BundleKind};
@@ -47,22 +48,17 @@ struct Args {
 impl Args {
     fn read(ssn: &Session, kind: EvictionKind) -> Args {
         let config = &ssn.state.config;
-        let a = config.action_arguments(kind.action_name());
-        let max_domains = a
-            .int("maxDomains")
-            .ok()
-            .flatten()
-            .filter(|&m| m > 0)
-            .unwrap_or(8);
+        let own = lenient(
+            &config.action_arguments(kind.action_name()),
+            GangEvictionArgs::parse,
+        )
+        .0;
         Args {
-            max_domains: usize::try_from(max_domains).unwrap_or(usize::MAX),
-            allow_whole_bundle: a.bool("allowWholeBundle").ok().flatten().unwrap_or(true),
-            error_cache: config
-                .action_arguments("allocate")
-                .bool("predicateErrorCacheEnable")
-                .ok()
-                .flatten()
-                .unwrap_or(true),
+            max_domains: own.max_domains,
+            allow_whole_bundle: own.allow_whole_bundle,
+            error_cache: lenient(&config.action_arguments("allocate"), ErrorCacheArgs::parse)
+                .0
+                .error_cache,
         }
     }
 }
