@@ -14,6 +14,7 @@ pub enum ObjectKind {
     PriorityClass,
     HyperNode,
     PodDisruptionBudget,
+    ResourceQuota,
     NodeMetrics,
     Namespace,
     PersistentVolumeClaim,
@@ -27,7 +28,7 @@ pub enum ObjectKind {
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 16] = [
+    pub const ALL: [ObjectKind; 17] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -36,6 +37,7 @@ impl ObjectKind {
         ObjectKind::PodGroup,
         ObjectKind::Pod,
         ObjectKind::PodDisruptionBudget,
+        ObjectKind::ResourceQuota,
         ObjectKind::NodeMetrics,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::PersistentVolume,
@@ -68,6 +70,7 @@ impl ObjectKind {
             ClusterObject::PriorityClass(_) => ObjectKind::PriorityClass,
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
+            ClusterObject::ResourceQuota(_) => ObjectKind::ResourceQuota,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
             ClusterObject::Namespace(_) => ObjectKind::Namespace,
             ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
@@ -95,6 +98,7 @@ impl ObjectKind {
             ObjectKind::PriorityClass => "PriorityClass",
             ObjectKind::HyperNode => "HyperNode",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
+            ObjectKind::ResourceQuota => "ResourceQuota",
             ObjectKind::NodeMetrics => "NodeMetrics",
             ObjectKind::Namespace => "Namespace",
             ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
@@ -124,6 +128,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::PriorityClass(o) => &o.metadata,
         ClusterObject::HyperNode(o) => &o.metadata,
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
+        ClusterObject::ResourceQuota(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
         ClusterObject::Namespace(o) => &o.metadata,
         ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,
