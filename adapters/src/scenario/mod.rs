@@ -5,22 +5,27 @@ mod check;
 mod conf;
 mod discover;
 mod expect;
+mod node_metrics;
 mod observe;
 mod run;
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
-use tephra_engine::api::ClusterObject;
+use tephra_engine::api::{ClusterObject, Time};
 
 use crate::InputError;
 use crate::manifest::{self, Decoded};
 pub use check::Check;
 pub use conf::parse_scenario_conf;
 pub use discover::find_scenario_files;
-pub use expect::Expect;
-pub use run::{run_scenario, run_scenario_under, scenario_conf};
+pub use expect::{Expect, PredicateResult};
+pub use run::{DEFAULT_NOW, run_scenario, run_scenario_under, scenario_conf};
+
+use node_metrics::{RawNodeMetrics, node_metrics_objects};
 
 /// A loaded scenario.
 #[derive(Debug, Clone)]
@@ -31,6 +36,8 @@ pub struct Scenario {
     pub origin: String,
     /// The configuration text; `None` when the file has none.
     pub scheduler_conf: Option<String>,
+    /// When the session opens (`DEFAULT_NOW` when the file does not say).
+    pub now: Time,
     pub objects: Vec<ClusterObject>,
     /// Objects of kinds tephra does not watch, one line each.
     pub skipped: Vec<String>,
@@ -48,7 +55,11 @@ struct RawScenario {
     #[serde(default)]
     scheduler_conf: Option<String>,
     #[serde(default)]
+    now: Option<String>,
+    #[serde(default)]
     objects: Vec<Value>,
+    #[serde(default)]
+    node_metrics: BTreeMap<String, RawNodeMetrics>,
     #[serde(default)]
     expect: Expect,
     #[serde(default)]
@@ -86,6 +97,10 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
             None => err,
         }
     })?;
+    let now = match &raw.now {
+        Some(text) => Time::parse(text).map_err(|e| InputError::new(path, e).field("now"))?,
+        None => DEFAULT_NOW,
+    };
     let mut objects = Vec::new();
     let mut skipped = Vec::new();
     for (i, value) in raw.objects.into_iter().enumerate() {
@@ -95,11 +110,13 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
             Decoded::Skipped(what) => skipped.push(format!("{path}: {location}: skipped {what}")),
         }
     }
+    objects.extend(node_metrics_objects(&raw.node_metrics, now, path)?);
     Ok(Scenario {
         path: path.to_string(),
         name: raw.name,
         origin: raw.origin,
         scheduler_conf: raw.scheduler_conf,
+        now,
         objects,
         skipped,
         expect: raw.expect,
