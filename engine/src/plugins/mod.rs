@@ -18,6 +18,8 @@ mod queue_limits;
 mod queue_usage;
 pub mod rescheduling;
 pub mod resource_affinity;
+pub mod resource_strategy_fit;
+pub mod resourcequota;
 mod share_order;
 pub mod sla;
 #[cfg(test)]
@@ -52,4 +54,6 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("binpack", binpack::build);
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
+    r.register("resource-strategy-fit", resource_strategy_fit::build);
+    r.register("resourcequota", resourcequota::build);
 }

@@ -226,8 +226,14 @@ mod tests {
         let (first, second) = (job(&ssn, "ns/first"), job(&ssn, "ns/second"));
         assert!(ssn.job_enqueueable(first));
         ssn.job_enqueued(first);
-        assert!(!ssn.job_enqueueable(second), "the first job's minimum is pending");
-        assert!(ssn.job_enqueueable(job(&ssn, "other/elsewhere")), "no quota there");
+        assert!(
+            !ssn.job_enqueueable(second),
+            "the first job's minimum is pending"
+        );
+        assert!(
+            ssn.job_enqueueable(job(&ssn, "other/elsewhere")),
+            "no quota there"
+        );
     }
 
     #[test]
