@@ -8,6 +8,7 @@ pub mod gang;
 mod job_resources;
 pub mod k8s;
 pub mod network_topology_aware;
+pub mod nodegroup;
 pub mod nodeorder;
 pub mod overcommit;
 pub mod pdb;
@@ -56,4 +57,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("predicates", predicates::build);
     r.register("resource-strategy-fit", resource_strategy_fit::build);
     r.register("resourcequota", resourcequota::build);
+    r.register("nodegroup", nodegroup::build);
 }
