@@ -23,6 +23,7 @@ pub mod resource_strategy_fit;
 pub mod resourcequota;
 mod share_order;
 pub mod sla;
+pub mod tdm;
 #[cfg(test)]
 pub(crate) mod testing;
 mod unschedulable_event;
@@ -58,4 +59,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("resource-strategy-fit", resource_strategy_fit::build);
     r.register("resourcequota", resourcequota::build);
     r.register("nodegroup", nodegroup::build);
+    r.register("tdm", tdm::build);
 }
