@@ -27,6 +27,7 @@ pub mod tdm;
 #[cfg(test)]
 pub(crate) mod testing;
 mod unschedulable_event;
+pub mod usage;
 #[cfg(test)]
 mod yaml_cluster;
 
@@ -60,4 +61,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("resourcequota", resourcequota::build);
     r.register("nodegroup", nodegroup::build);
     r.register("tdm", tdm::build);
+    r.register("usage", usage::build);
 }
