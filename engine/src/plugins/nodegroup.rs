@@ -181,7 +181,7 @@ fn fit_error(reason: &'static str) -> FitError {
 
 impl NodeGroup {
     /// The group of the node, if labelled.
-    fn group<'a>(ssn: &'a SessionState, node: NodeId) -> Option<&'a str> {
+    fn group(ssn: &SessionState, node: NodeId) -> Option<&str> {
         ssn.snap.nodes.labels[node.idx()]
             .get(NODE_GROUP_LABEL)
             .map(String::as_str)

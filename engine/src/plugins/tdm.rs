@@ -139,7 +139,7 @@ impl Tdm {
         Ok(())
     }
 
-    fn node_zone<'a>(ssn: &'a SessionState, node: NodeId) -> Option<&'a str> {
+    fn node_zone(ssn: &SessionState, node: NodeId) -> Option<&str> {
         ssn.snap.nodes.labels[node.idx()]
             .get(REVOCABLE_ZONE)
             .map(String::as_str)

@@ -51,6 +51,17 @@ impl Strategy {
     }
 }
 
+/// How a pod's annotations choose its scoring.
+#[derive(Debug, Clone, PartialEq)]
+enum PodScoring {
+    /// No annotation: the configured resources.
+    Configured,
+    /// The pod's own strategy and resource weights.
+    Own(Strategy, BTreeMap<String, i64>),
+    /// A type without usable weights: the fit score is 0.
+    Unusable,
+}
+
 /// One configured resource pattern: an exact name, or a prefix ending in a single `*`.
 #[derive(Debug, Clone, PartialEq)]
 struct ResourceRule {
@@ -199,47 +210,43 @@ fn resource_score(
 }
 
 impl ResourceStrategyFit {
-    /// The pod's own strategy and weights, when its annotations choose them; `Err` when they
-    /// are unusable (the fit score is then 0).
-    fn pod_rules(
-        &self,
-        ssn: &SessionState,
-        task: TaskId,
-    ) -> Result<Option<(Strategy, BTreeMap<String, i64>)>, ()> {
+    /// How the pod's annotations choose its scoring.
+    fn pod_scoring(ssn: &SessionState, task: TaskId) -> PodScoring {
         let annotations = &ssn.snap.tasks.pod[task.idx()].metadata.annotations;
         let Some(kind) = annotations
             .get(SCORING_TYPE_ANNOTATION)
             .filter(|k| !k.is_empty())
         else {
-            return Ok(None);
+            return PodScoring::Configured;
         };
-        let weights = annotations
+        annotations
             .get(WEIGHT_ANNOTATION)
             .filter(|w| !w.is_empty())
-            .ok_or(())?;
-        let weights = serde_json::from_str(weights).map_err(|_| ())?;
-        Ok(Some((Strategy::of(kind), weights)))
+            .and_then(|w| serde_json::from_str(w).ok())
+            .map_or(PodScoring::Unusable, |weights| {
+                PodScoring::Own(Strategy::of(kind), weights)
+            })
     }
 
     /// The fit score (Volcano: resource_strategy_fit.go, Score).
     fn fit_score(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> f64 {
-        let Ok(pod_rules) = self.pod_rules(ssn, task) else {
+        let scoring = Self::pod_scoring(ssn, task);
+        if scoring == PodScoring::Unusable {
             return 0.0;
-        };
+        }
         let request = ssn.resreq(task);
         let allocatable = &ssn.snap.nodes.allocatable[node.idx()];
         let used = &ssn.node_used[node.idx()];
         let (mut score, mut weights) = (0.0, 0);
         for name in request.resource_names() {
-            let (strategy, weight) = match &pod_rules {
-                Some((strategy, pod_weights)) => match pod_weights.get(&name.to_string()) {
-                    Some(&w) => (*strategy, w),
-                    None => continue,
-                },
-                None => match rule_for(&name.to_string(), &self.resources) {
-                    Some(rule) => (rule.strategy, rule.weight),
-                    None => continue,
-                },
+            let rule = match &scoring {
+                PodScoring::Own(strategy, weights) => {
+                    weights.get(&name.to_string()).map(|&w| (*strategy, w))
+                }
+                _ => rule_for(&name.to_string(), &self.resources).map(|r| (r.strategy, r.weight)),
+            };
+            let Some((strategy, weight)) = rule else {
+                continue;
             };
             let capacity = allocatable.get(name);
             let Some(s) = resource_score(
