@@ -4,7 +4,8 @@
 //! The quota allows 2 cpu. Job `small` (1 cpu) is admitted and bound; job `big` (3 cpu) stays
 //! Pending, its pod unbound, cycle after cycle. Then the quota allows 4 cpu and `big` is
 //! admitted and bound. The quota controller, which keeps a quota's status, does not run here,
-//! so the driver writes it.
+//! so the driver writes it; the API server's quota admission, which charges each pod as it is
+//! created, sees 8 cpu allowed until both pods exist.
 
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ fn with_min_cpu(mut pg: Value, cpu: &str) -> Value {
     pg
 }
 
+/// Sets the quota's status: `cpu` allowed, nothing used.
 async fn set_hard_cpu(ctx: &Ctx, cpu: &str) -> Result<()> {
     ctx.cluster
         .patch_status(
@@ -59,7 +61,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
                "spec": {"hard": {"cpu": "4"}}}),
     ])
     .await?;
-    set_hard_cpu(ctx, "2").await?;
+    set_hard_cpu(ctx, "8").await?;
     c.create_all(vec![
         with_min_cpu(pod_group(NS, "small", "quota-q", 1), "1"),
         pod(NS, "small-0", "small", "1", "1Gi"),
@@ -67,6 +69,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         pod(NS, "big-0", "big", "3", "1Gi"),
     ])
     .await?;
+    set_hard_cpu(ctx, "2").await?;
     let conf = ctx.write_conf("quota", CONF)?;
     let mut s = ctx.scheduler("quota", &conf, &["--node-selector=e2e:quota"])?;
     wait_bound(ctx, NS, "small-", 1, Duration::from_secs(30)).await?;
