@@ -151,6 +151,30 @@ mod tests {
     }
 
     #[test]
+    fn the_clock_is_the_stated_now_or_the_default_and_metrics_age_counts_back_from_it() {
+        let doc = json!({
+            "now": "2025-06-01T08:30:00Z",
+            "objects": [],
+            "nodeMetrics": {"n1": {"cpuUsageAvg": {"10m": 40}, "metricsAge": "1m"}},
+        });
+        let s = parse_scenario(doc, "case.yaml").unwrap();
+        assert_eq!(s.now, Time::parse("2025-06-01T08:30:00Z").unwrap());
+        match &s.objects[..] {
+            [ClusterObject::NodeMetrics(m)] => assert_eq!(
+                m.averages.as_ref().unwrap().metrics_time.as_deref(),
+                Some("2025-06-01T08:29:00Z")
+            ),
+            other => panic!("{other:?}"),
+        }
+        let plain = parse_scenario(json!({"objects": []}), "case.yaml").unwrap();
+        assert_eq!(plain.now, DEFAULT_NOW);
+        let e = parse_scenario(json!({"now": "noon"}), "case.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("case.yaml: field now:"), "{e}");
+    }
+
+    #[test]
     fn misspelt_expectation_is_refused_by_field() {
         let e = parse_scenario(json!({"objects": [], "expect": {"bindz": {}}}), "case.yaml")
             .unwrap_err()
