@@ -14,6 +14,7 @@ pub enum ObjectKind {
     PriorityClass,
     HyperNode,
     PodDisruptionBudget,
+    ResourceQuota,
     NodeMetrics,
     Namespace,
     PersistentVolumeClaim,
@@ -31,7 +32,7 @@ pub enum ObjectKind {
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 20] = [
+    pub const ALL: [ObjectKind; 21] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -40,6 +41,7 @@ impl ObjectKind {
         ObjectKind::PodGroup,
         ObjectKind::Pod,
         ObjectKind::PodDisruptionBudget,
+        ObjectKind::ResourceQuota,
         ObjectKind::NodeMetrics,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::PersistentVolume,
@@ -76,6 +78,7 @@ impl ObjectKind {
             ClusterObject::PriorityClass(_) => ObjectKind::PriorityClass,
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
+            ClusterObject::ResourceQuota(_) => ObjectKind::ResourceQuota,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
             ClusterObject::Namespace(_) => ObjectKind::Namespace,
             ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
@@ -107,6 +110,7 @@ impl ObjectKind {
             ObjectKind::PriorityClass => "PriorityClass",
             ObjectKind::HyperNode => "HyperNode",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
+            ObjectKind::ResourceQuota => "ResourceQuota",
             ObjectKind::NodeMetrics => "NodeMetrics",
             ObjectKind::Namespace => "Namespace",
             ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
@@ -140,6 +144,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::PriorityClass(o) => &o.metadata,
         ClusterObject::HyperNode(o) => &o.metadata,
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
+        ClusterObject::ResourceQuota(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
         ClusterObject::Namespace(o) => &o.metadata,
         ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use tephra_engine::api::{
     ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
-    PriorityClass, Queue,
+    PriorityClass, Queue, ResourceQuota,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{
@@ -27,6 +27,7 @@ pub struct ClusterState {
     pub(crate) priority_classes: Store<PriorityClass>,
     pub(crate) hyper_nodes: Store<HyperNode>,
     pub(crate) pdbs: Store<PodDisruptionBudget>,
+    pub(crate) resource_quotas: Store<ResourceQuota>,
     pub(crate) node_metrics: Store<NodeMetrics>,
     pub(crate) namespaces: Store<Namespace>,
     /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
@@ -154,6 +155,7 @@ impl ClusterState {
                     ObjectKind::PriorityClass => self.priority_classes.remove(&k),
                     ObjectKind::HyperNode => self.hyper_nodes.remove(&k),
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
+                    ObjectKind::ResourceQuota => self.resource_quotas.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
                     ObjectKind::Namespace => self.namespaces.remove(&k),
                     ObjectKind::Service
@@ -192,6 +194,7 @@ impl ClusterState {
             ClusterObject::PriorityClass(o) => _ = self.priority_classes.upsert(k, *o),
             ClusterObject::HyperNode(o) => _ = self.hyper_nodes.upsert(k, *o),
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
+            ClusterObject::ResourceQuota(o) => _ = self.resource_quotas.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
             workload @ (ClusterObject::Service(_)
@@ -304,6 +307,9 @@ impl ClusterState {
         for o in self.pdbs.iter() {
             b.pdb(o.clone());
         }
+        for o in self.resource_quotas.iter() {
+            b.resource_quota(o.clone());
+        }
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
@@ -333,6 +339,7 @@ impl ClusterState {
             self.priority_classes.changes(),
             self.hyper_nodes.changes(),
             self.pdbs.changes(),
+            self.resource_quotas.changes(),
             self.node_metrics.changes(),
             self.namespaces.changes(),
             self.storage_changes,

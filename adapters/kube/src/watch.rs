@@ -35,6 +35,7 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::PriorityClass => ("scheduling.k8s.io", "v1", "priorityclasses"),
         ObjectKind::HyperNode => ("topology.volcano.sh", "v1alpha1", "hypernodes"),
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
+        ObjectKind::ResourceQuota => ("", "v1", "resourcequotas"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
         ObjectKind::Namespace => ("", "v1", "namespaces"),
         ObjectKind::PersistentVolumeClaim => ("", "v1", "persistentvolumeclaims"),
@@ -56,7 +57,8 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
 /// and their gate, PodDisruptionBudgets with theirs, ReplicationControllers, ReplicaSets and
 /// StatefulSets with WorkLoadSupport, CSIDrivers and CSIStorageCapacities with
-/// `--csi-storage`; Namespaces, Services, HyperNodes and the other storage kinds always.
+/// `--csi-storage`; Namespaces, Services, HyperNodes, ResourceQuotas and the other storage
+/// kinds always.
 pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     let gates = &flags.feature_gates;
     let mut kinds = Vec::new();
@@ -77,6 +79,7 @@ pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
             ObjectKind::StatefulSet,
         ]);
     }
+    kinds.push(ObjectKind::ResourceQuota);
     kinds.extend([
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::PersistentVolume,
@@ -379,6 +382,7 @@ mod tests {
             ObjectKind::Namespace,
             ObjectKind::HyperNode,
             ObjectKind::PodDisruptionBudget,
+            ObjectKind::ResourceQuota,
             ObjectKind::Pod,
             ObjectKind::PersistentVolumeClaim,
             ObjectKind::CsiStorageCapacity,

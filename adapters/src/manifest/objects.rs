@@ -6,7 +6,8 @@ use tephra_cache::ObjectKind;
 use tephra_engine::api::{
     ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
     PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue, ReplicaSet, ReplicationController, Service, StatefulSet, StorageClass, VolumeAttachment,
+    Queue, ReplicaSet, ReplicationController, ResourceQuota, Service, StatefulSet, StorageClass,
+    VolumeAttachment,
 };
 
 use super::field_path::failing_field;
@@ -86,6 +87,9 @@ pub fn decode(
                 value, origin, location, &what,
             )?))
         }
+        ObjectKind::ResourceQuota => ClusterObject::ResourceQuota(Box::new(
+            typed::<ResourceQuota>(value, origin, location, &what)?,
+        )),
         ObjectKind::NodeMetrics => ClusterObject::NodeMetrics(Box::new(typed::<NodeMetrics>(
             value, origin, location, &what,
         )?)),
@@ -170,6 +174,7 @@ fn with_defaults(
         ClusterObject::Pod(p) => Some(&mut p.metadata),
         ClusterObject::PodGroup(pg) => Some(&mut pg.metadata),
         ClusterObject::PodDisruptionBudget(pdb) => Some(&mut pdb.metadata),
+        ClusterObject::ResourceQuota(quota) => Some(&mut quota.metadata),
         ClusterObject::PersistentVolumeClaim(pvc) => Some(&mut pvc.metadata.meta),
         ClusterObject::CsiStorageCapacity(c) => Some(&mut c.metadata),
         ClusterObject::Service(o) => Some(&mut o.metadata),

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-use super::Expect;
 use super::observe::Observed;
+use super::{Expect, PredicateResult};
 
 /// Node-order scores are equal within this.
 const SCORE_TOLERANCE: f64 = 1e-8;
@@ -120,6 +120,9 @@ pub fn compare(expect: &Expect, seen: &Observed) -> Vec<Check> {
     if let Some(want) = &expect.node_order_scores {
         checks.push(node_order_scores(want, seen));
     }
+    if let Some(want) = &expect.predicate_results {
+        checks.push(predicate_results(want, seen));
+    }
     if let Some(want) = &expect.job_enqueueable {
         let got = |job: &str| {
             seen.job_enqueueable
@@ -132,6 +135,14 @@ pub fn compare(expect: &Expect, seen: &Observed) -> Vec<Check> {
             map_text(want),
             map_text(want.keys().map(|j| (j, got(j)))),
             passed,
+        ));
+    }
+    if let Some(want) = expect.victim_task_count {
+        checks.push(Check::new(
+            "victimTaskCount",
+            want.to_string(),
+            seen.victim_task_count.to_string(),
+            want == seen.victim_task_count,
         ));
     }
     if let Some(want) = &expect.volume_bindings {
@@ -235,6 +246,39 @@ fn task_status_counts(want: &BTreeMap<String, BTreeMap<String, u32>>, seen: &Obs
     Check::new(
         "taskStatusCounts",
         map_text(want.iter().map(|(j, c)| (j, map_text(c)))),
+        map_text(actual),
+        passed,
+    )
+}
+
+/// Each listed task x node predicate outcome: `true` passes, `false` fails with any code, a
+/// code name fails with that code first.
+fn predicate_results(
+    want: &BTreeMap<String, BTreeMap<String, PredicateResult>>,
+    seen: &Observed,
+) -> Check {
+    let mut passed = true;
+    let mut actual = Vec::new();
+    for (pod, nodes) in want {
+        let mut row = Vec::new();
+        for (node, result) in nodes {
+            let got = seen
+                .predicate_results
+                .get(pod)
+                .and_then(|r| r.get(node))
+                .map_or("<none>", String::as_str);
+            passed &= match result {
+                PredicateResult::Passes(true) => got == "true",
+                PredicateResult::Passes(false) => got != "true" && got != "<none>",
+                PredicateResult::FailsWith(code) => got == code,
+            };
+            row.push((node, got));
+        }
+        actual.push((pod, map_text(row)));
+    }
+    Check::new(
+        "predicateResults",
+        map_text(want.iter().map(|(p, n)| (p, map_text(n)))),
         map_text(actual),
         passed,
     )
@@ -420,6 +464,45 @@ mod tests {
         let checks = compare(&expect, &seen);
         assert!(checks[0].passed);
         assert!(!checks[1].passed);
+    }
+
+    #[test]
+    fn predicate_results_match_pass_any_failure_or_the_first_code() {
+        let want: BTreeMap<String, PredicateResult> = [
+            ("n1", PredicateResult::Passes(true)),
+            ("n2", PredicateResult::Passes(false)),
+            (
+                "n3",
+                PredicateResult::FailsWith("UnschedulableAndUnresolvable".into()),
+            ),
+        ]
+        .into_iter()
+        .map(|(n, r)| (n.to_string(), r))
+        .collect();
+        let expect = Expect {
+            predicate_results: Some(map(&[("ns/p", want)])),
+            ..Default::default()
+        };
+        let seen = |n2: &str, n3: &str| Observed {
+            predicate_results: map(&[(
+                "ns/p",
+                map(&[
+                    ("n1", "true".to_string()),
+                    ("n2", n2.to_string()),
+                    ("n3", n3.to_string()),
+                ]),
+            )]),
+            ..Default::default()
+        };
+        assert!(
+            compare(
+                &expect,
+                &seen("Unschedulable", "UnschedulableAndUnresolvable")
+            )[0]
+            .passed
+        );
+        assert!(!compare(&expect, &seen("true", "UnschedulableAndUnresolvable"))[0].passed);
+        assert!(!compare(&expect, &seen("Unschedulable", "Unschedulable"))[0].passed);
     }
 
     #[test]

@@ -6,6 +6,24 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+/// One expected predicate outcome: passes (`true`), fails (`false`), or fails with its first
+/// failing status carrying the named code.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum PredicateResult {
+    Passes(bool),
+    FailsWith(String),
+}
+
+impl std::fmt::Display for PredicateResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PredicateResult::Passes(b) => write!(f, "{b}"),
+            PredicateResult::FailsWith(code) => f.write_str(code),
+        }
+    }
+}
+
 /// Checked outcomes; an absent key is not checked.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -28,8 +46,15 @@ pub struct Expect {
     pub bind_counts_per_hyper_node: Option<Vec<usize>>,
     /// `ns/pod -> node -> score` of the session's node-order functions (no action runs).
     pub node_order_scores: Option<BTreeMap<String, BTreeMap<String, f64>>>,
-    /// `ns/podgroup -> JobEnqueueable` after JobEnqueued on that job (no action runs).
+    /// `ns/pod -> node -> result` of the session's predicate, after its PrePredicate (no action
+    /// runs).
+    pub predicate_results: Option<BTreeMap<String, BTreeMap<String, PredicateResult>>>,
+    /// `ns/podgroup -> JobEnqueueable`, after JobEnqueued on that job unless the notes say the
+    /// test did not call it (no action runs).
     pub job_enqueueable: Option<BTreeMap<String, bool>>,
+    /// Distinct tasks the session's VictimTasks hook names when asked once with no candidates
+    /// (no action runs).
+    pub victim_task_count: Option<usize>,
     /// Pod names in the order backfill would pick them.
     pub backfill_candidate_order: Option<Vec<String>>,
     /// `ns/pod -> {volume: ns/claim}`: exactly the volumes each listed pod's bind binds to its

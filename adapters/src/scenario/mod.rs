@@ -5,22 +5,27 @@ mod check;
 mod conf;
 mod discover;
 mod expect;
+mod node_metrics;
 mod observe;
 mod run;
 
 use std::path::Path;
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
-use tephra_engine::api::ClusterObject;
+use tephra_engine::api::{ClusterObject, Time};
 
 use crate::InputError;
 use crate::manifest::{self, Decoded};
 pub use check::Check;
 pub use conf::parse_scenario_conf;
 pub use discover::find_scenario_files;
-pub use expect::Expect;
-pub use run::{run_scenario, run_scenario_under, scenario_conf};
+pub use expect::{Expect, PredicateResult};
+pub use run::{DEFAULT_NOW, run_scenario, run_scenario_under, scenario_conf};
+
+use node_metrics::{RawNodeMetrics, node_metrics_objects};
 
 /// A loaded scenario.
 #[derive(Debug, Clone)]
@@ -31,6 +36,8 @@ pub struct Scenario {
     pub origin: String,
     /// The configuration text; `None` when the file has none.
     pub scheduler_conf: Option<String>,
+    /// When the session opens (`DEFAULT_NOW` when the file does not say).
+    pub now: Time,
     pub objects: Vec<ClusterObject>,
     /// Objects of kinds tephra does not watch, one line each.
     pub skipped: Vec<String>,
@@ -48,7 +55,11 @@ struct RawScenario {
     #[serde(default)]
     scheduler_conf: Option<String>,
     #[serde(default)]
+    now: Option<String>,
+    #[serde(default)]
     objects: Vec<Value>,
+    #[serde(default)]
+    node_metrics: BTreeMap<String, RawNodeMetrics>,
     #[serde(default)]
     expect: Expect,
     #[serde(default)]
@@ -86,6 +97,10 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
             None => err,
         }
     })?;
+    let now = match &raw.now {
+        Some(text) => Time::parse(text).map_err(|e| InputError::new(path, e).field("now"))?,
+        None => DEFAULT_NOW,
+    };
     let mut objects = Vec::new();
     let mut skipped = Vec::new();
     for (i, value) in raw.objects.into_iter().enumerate() {
@@ -95,11 +110,13 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
             Decoded::Skipped(what) => skipped.push(format!("{path}: {location}: skipped {what}")),
         }
     }
+    objects.extend(node_metrics_objects(&raw.node_metrics, now, path)?);
     Ok(Scenario {
         path: path.to_string(),
         name: raw.name,
         origin: raw.origin,
         scheduler_conf: raw.scheduler_conf,
+        now,
         objects,
         skipped,
         expect: raw.expect,
@@ -131,6 +148,30 @@ mod tests {
         assert_eq!(s.objects.len(), 1);
         assert_eq!(s.skipped, ["case.yaml: objects[1]: skipped Secret s"]);
         assert_eq!(s.expect.bind_count, Some(1));
+    }
+
+    #[test]
+    fn the_clock_is_the_stated_now_or_the_default_and_metrics_age_counts_back_from_it() {
+        let doc = json!({
+            "now": "2025-06-01T08:30:00Z",
+            "objects": [],
+            "nodeMetrics": {"n1": {"cpuUsageAvg": {"10m": 40}, "metricsAge": "1m"}},
+        });
+        let s = parse_scenario(doc, "case.yaml").unwrap();
+        assert_eq!(s.now, Time::parse("2025-06-01T08:30:00Z").unwrap());
+        match &s.objects[..] {
+            [ClusterObject::NodeMetrics(m)] => assert_eq!(
+                m.averages.as_ref().unwrap().metrics_time.as_deref(),
+                Some("2025-06-01T08:29:00Z")
+            ),
+            other => panic!("{other:?}"),
+        }
+        let plain = parse_scenario(json!({"objects": []}), "case.yaml").unwrap();
+        assert_eq!(plain.now, DEFAULT_NOW);
+        let e = parse_scenario(json!({"now": "noon"}), "case.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("case.yaml: field now:"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use tephra_engine::actions;
-use tephra_engine::framework::{Decisions, Session};
+use tephra_engine::framework::{Decisions, FitError, Session};
 use tephra_engine::model::{NodeId, TaskId, TaskStatus};
 
 /// Observations of one case. Hook-level probes are filled only when the case expects them,
@@ -24,8 +24,12 @@ pub struct Observed {
     pub pod_group_phases: BTreeMap<String, String>,
     /// `ns/pod -> node -> score`.
     pub node_order_scores: BTreeMap<String, BTreeMap<String, f64>>,
+    /// `ns/pod -> node -> outcome`: `true`, or the code of the first failing status.
+    pub predicate_results: BTreeMap<String, BTreeMap<String, String>>,
     /// `ns/podgroup -> JobEnqueueable`.
     pub job_enqueueable: BTreeMap<String, bool>,
+    /// Distinct tasks VictimTasks named.
+    pub victim_task_count: usize,
     /// Pod names in backfill's pick order.
     pub backfill_candidate_order: Vec<String>,
     /// Per bound pod, the volumes its bind binds first, `volume -> ns/claim`.
@@ -57,14 +61,50 @@ impl Observed {
         }
     }
 
-    /// For every job in session order: JobEnqueued first, then the JobEnqueueable vote.
-    pub fn probe_job_enqueueable(&mut self, ssn: &mut Session) {
+    /// For every task, the session's PrePredicate, then its Predicate on every node (a failed
+    /// PrePredicate fails every node with its status, as allocate skips the task).
+    pub fn probe_predicate_results(&mut self, ssn: &Session) {
+        let snap = &ssn.state.snap;
+        let nodes: Vec<NodeId> = snap.nodes.ids().collect();
+        let outcome = |r: Result<(), FitError>| match r {
+            Ok(()) => "true".to_string(),
+            Err(e) => e
+                .statuses
+                .first()
+                .map_or("false".to_string(), |s| format!("{:?}", s.code)),
+        };
+        for t in (0..snap.tasks.len() as u32).map(TaskId) {
+            let pre = ssn.pre_predicate(t);
+            let results = nodes
+                .iter()
+                .map(|&n| {
+                    let result = pre.clone().and_then(|()| ssn.predicate(t, n));
+                    (snap.nodes.name[n.idx()].clone(), outcome(result))
+                })
+                .collect();
+            self.predicate_results.insert(snap.tasks.key(t), results);
+        }
+    }
+
+    /// For every job in session order: JobEnqueued first when `enqueued_first`, then the
+    /// JobEnqueueable vote.
+    pub fn probe_job_enqueueable(&mut self, ssn: &mut Session, enqueued_first: bool) {
         let snap = ssn.state.snap.clone();
         for j in snap.jobs.ids() {
-            ssn.job_enqueued(j);
+            if enqueued_first {
+                ssn.job_enqueued(j);
+            }
             self.job_enqueueable
                 .insert(snap.jobs.uid[j.idx()].to_string(), ssn.job_enqueueable(j));
         }
+    }
+
+    /// The distinct tasks of one VictimTasks call with no candidates.
+    pub fn probe_victim_tasks(&mut self, ssn: &Session) {
+        let mut victims = ssn.victim_tasks(&[]);
+        victims.sort_unstable();
+        victims.dedup();
+        self.victim_task_count = victims.len();
     }
 
     /// The order in which backfill would pick best-effort tasks (it un-pipelines pipelined

@@ -289,6 +289,9 @@ pub struct TopologySpreadConstraint {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodStatus {
     pub phase: String,
+    /// When the kubelet started the pod (the `usage` plugin counts recently started pods whose
+    /// load its metrics cannot show yet).
+    pub start_time: Option<Time>,
     pub nominated_node_name: String,
     pub conditions: Vec<PodCondition>,
 }
@@ -451,6 +454,24 @@ pub struct QueueSpec {
     pub reclaimable: Option<bool>,
     pub parent: String,
     pub priority: i32,
+    /// Node groups the queue's jobs go to or avoid (the `nodegroup` plugin's input).
+    pub affinity: Option<QueueAffinity>,
+}
+
+/// Queue `spec.affinity`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct QueueAffinity {
+    pub node_group_affinity: Option<NodeGroupTerms>,
+    pub node_group_anti_affinity: Option<NodeGroupTerms>,
+}
+
+/// Required and preferred node group names of a queue's affinity or anti-affinity.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeGroupTerms {
+    pub required_during_scheduling_ignored_during_execution: Vec<String>,
+    pub preferred_during_scheduling_ignored_during_execution: Vec<String>,
 }
 
 impl Default for QueueSpec {
@@ -464,6 +485,7 @@ impl Default for QueueSpec {
             reclaimable: None,
             parent: String::new(),
             priority: 0,
+            affinity: None,
         }
     }
 }
@@ -574,6 +596,23 @@ pub struct PodDisruptionBudgetStatus {
     pub disrupted_pods: BTreeMap<String, String>,
 }
 
+/// `v1 ResourceQuota`, stripped to what the `resourcequota` plugin reads: Volcano's cache keeps
+/// only each quota's status (Volcano: pkg/scheduler/api/namespace_info.go, NamespaceCollection).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceQuota {
+    pub metadata: ObjectMeta,
+    pub status: ResourceQuotaStatus,
+}
+
+/// ResourceQuota status (maintained by the quota controller).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceQuotaStatus {
+    pub hard: ResourceList,
+    pub used: ResourceList,
+}
+
 /// `metrics.k8s.io/v1beta1 NodeMetrics`: a node's measured usage. Offline, `usage` stands in
 /// for Volcano's metrics source; the live scheduler's source (tephra-kube's `metrics_source`)
 /// fills `averages` with what Volcano's sources report instead.
@@ -612,6 +651,7 @@ pub enum ClusterObject {
     PriorityClass(Box<PriorityClass>),
     HyperNode(Box<HyperNode>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
+    ResourceQuota(Box<ResourceQuota>),
     NodeMetrics(Box<NodeMetrics>),
     Namespace(Box<Namespace>),
     PersistentVolumeClaim(Box<PersistentVolumeClaim>),

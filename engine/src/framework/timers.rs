@@ -41,6 +41,21 @@ impl Timers {
             false
         }
     }
+
+    /// True (and restarted) unless timer `name` fired less than `interval_secs` before `now`.
+    /// A timer that never fired fires: Volcano keeps such "last" times (tdm's last eviction)
+    /// as package variables starting at the zero time, not at the scheduler's start.
+    pub fn fire_unless_recent(&self, name: &str, interval_secs: f64, now: Time) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last
+            .get(name)
+            .is_some_and(|&prev| prev + interval_secs > now.0 as f64)
+        {
+            return false;
+        }
+        last.insert(name.to_string(), now.0 as f64);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -58,5 +73,16 @@ mod tests {
         assert!(!t.fire("x", 10.0, Time(115)));
         assert!(t.fire("x", 10.0, Time(122)));
         assert!(t.fire("y", 0.0, Time(101)), "timers are independent");
+    }
+
+    #[test]
+    fn an_unfired_timer_fires_at_once_and_then_once_per_interval() {
+        let t = Timers::new(Time(100));
+        assert!(t.fire_unless_recent("x", 60.0, Time(101)), "never fired");
+        assert!(!t.fire_unless_recent("x", 60.0, Time(160)));
+        assert!(
+            t.fire_unless_recent("x", 60.0, Time(161)),
+            "a full interval passed"
+        );
     }
 }

@@ -8,6 +8,7 @@ pub mod gang;
 mod job_resources;
 pub mod k8s;
 pub mod network_topology_aware;
+pub mod nodegroup;
 pub mod nodeorder;
 pub mod overcommit;
 pub mod pdb;
@@ -18,11 +19,15 @@ mod queue_limits;
 mod queue_usage;
 pub mod rescheduling;
 pub mod resource_affinity;
+pub mod resource_strategy_fit;
+pub mod resourcequota;
 mod share_order;
 pub mod sla;
+pub mod tdm;
 #[cfg(test)]
 pub(crate) mod testing;
 mod unschedulable_event;
+pub mod usage;
 #[cfg(test)]
 mod yaml_cluster;
 
@@ -52,4 +57,9 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("binpack", binpack::build);
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
+    r.register("resource-strategy-fit", resource_strategy_fit::build);
+    r.register("resourcequota", resourcequota::build);
+    r.register("nodegroup", nodegroup::build);
+    r.register("tdm", tdm::build);
+    r.register("usage", usage::build);
 }

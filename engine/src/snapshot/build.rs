@@ -28,7 +28,7 @@ use super::{
 };
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
-    Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList, ResourceQuota,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -56,6 +56,7 @@ pub struct SnapshotBuilder<'a> {
     priority_classes: Vec<Arc<PriorityClass>>,
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
+    resource_quotas: Vec<Arc<ResourceQuota>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
     storage: Arc<StorageObjects>,
@@ -193,6 +194,10 @@ impl<'a> SnapshotBuilder<'a> {
         self.pdbs.push(pdb);
         self
     }
+    pub fn resource_quota(&mut self, quota: Arc<ResourceQuota>) -> &mut Self {
+        self.resource_quotas.push(quota);
+        self
+    }
     pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
         self.node_metrics.push(m);
         self
@@ -302,6 +307,7 @@ impl<'a> SnapshotBuilder<'a> {
             }
         });
         snap.pdbs = self.pdbs.clone();
+        snap.resource_quotas = self.resource_quotas.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
         snap.storage = self.storage.clone();
         snap.workload_selectors = self.workload_selectors.clone();

@@ -43,7 +43,7 @@ pub use namespaces::NamespaceTable;
 pub use node_refresh::Refreshed;
 pub use node_row::prepare_node_row;
 pub use node_set::NodeSet;
-pub use nodes::{NodeTable, NodeUsage};
+pub use nodes::{Measured, NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
 pub use signature::{SignatureId, TaskSignature};
@@ -76,6 +76,8 @@ pub struct Snapshot {
     pub namespaces: Arc<NamespaceTable>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
+    /// ResourceQuotas, for the `resourcequota` plugin's admission check.
+    pub resource_quotas: Vec<std::sync::Arc<crate::api::ResourceQuota>>,
     /// Claims, volumes, storage classes and CSI objects, for the volume filters.
     pub storage: Arc<StorageObjects>,
     /// The Services' and workloads' selectors, for default topology spreading.

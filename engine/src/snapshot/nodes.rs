@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 
-use crate::api::{NodeMetrics, Taint};
+use crate::api::{NodeMetrics, Taint, Time};
 use crate::model::{NodeId, Resource};
 
 /// Nodes, in the order they were first seen (Volcano's `NodeList`).
@@ -33,6 +33,31 @@ pub struct NodeUsage {
     /// The averaging period the source filed the measurement under (Volcano's key into
     /// `CPUUsageAvg`); `None` for offline `NodeMetrics` quantities, which stand for any period.
     pub period: Option<String>,
+    /// When the figures were measured.
+    pub measured: Measured,
+}
+
+/// When a node's usage figures were measured (Volcano: pkg/scheduler/api/node_info.go,
+/// NodeUsage.MetricsTime), which decides whether readers that want fresh figures use them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measured {
+    /// The source gave no time: Volcano's zero time, older than any freshness limit.
+    Never,
+    /// At this time.
+    At(Time),
+    /// Offline `NodeMetrics` quantities, which describe the cluster as the session sees it.
+    Current,
+}
+
+impl Measured {
+    /// True when measured no more than `max_age_secs` before `now`.
+    pub fn within(self, max_age_secs: i64, now: Time) -> bool {
+        match self {
+            Measured::Never => false,
+            Measured::At(t) => now.0 - t.0 <= max_age_secs,
+            Measured::Current => true,
+        }
+    }
 }
 
 impl NodeUsage {
@@ -44,6 +69,11 @@ impl NodeUsage {
                 cpu_percent: a.cpu_percent,
                 memory_percent: a.memory_percent,
                 period: Some(a.period.clone()),
+                measured: a
+                    .metrics_time
+                    .as_deref()
+                    .and_then(|t| Time::parse(t).ok())
+                    .map_or(Measured::Never, Measured::At),
             };
         }
         let used = Resource::from_list(&metrics.usage);
@@ -52,6 +82,7 @@ impl NodeUsage {
             cpu_percent: pct(used.milli_cpu, allocatable.milli_cpu),
             memory_percent: pct(used.memory, allocatable.memory),
             period: None,
+            measured: Measured::Current,
         }
     }
 
@@ -137,5 +168,19 @@ mod tests {
         assert_eq!((u.cpu_percent, u.memory_percent), (61.5, 12.25));
         assert!(u.covers("10m"));
         assert!(!u.covers("5m"));
+        assert_eq!(
+            u.measured,
+            Measured::Never,
+            "no time is Volcano's zero time"
+        );
+    }
+
+    #[test]
+    fn figures_are_fresh_up_to_the_limit_and_never_when_unmeasured() {
+        let now = Time(1000);
+        assert!(Measured::At(Time(700)).within(300, now));
+        assert!(!Measured::At(Time(699)).within(300, now));
+        assert!(!Measured::Never.within(300, now));
+        assert!(Measured::Current.within(0, now));
     }
 }

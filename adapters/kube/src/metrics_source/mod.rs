@@ -4,7 +4,9 @@
 //! (`type`), where it is (`address`) and how often to ask (`interval`). A task of its own asks
 //! every `interval` for every cached node's cpu and memory averages over `10m` and sends them
 //! as `NodeMetrics` upserts into the watches' feed, so the run loop stays the cache's one
-//! writer and the `rescheduling` plugin reads them as it reads offline `NodeMetrics`.
+//! writer and the `rescheduling` and `usage` plugins read them as they read offline
+//! `NodeMetrics` (`usage` also reads when they were measured, ignoring figures over five
+//! minutes old).
 //!
 //! As in Volcano, polling starts once the caches synced, `interval` is read then and only
 //! then, and every collection reads the section as the last reload left it (a reload that adds

@@ -12,6 +12,7 @@ mod pdb;
 mod pod_deleted;
 mod proportion;
 mod reload;
+mod resource_quota;
 mod restart;
 mod tephra_chart;
 mod throughput;
@@ -39,6 +40,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("proportion", |c| Box::pin(proportion::run(c))),
     ("node-selector", |c| Box::pin(node_selector::run(c))),
     ("pdb-blocks-eviction", |c| Box::pin(pdb::run(c))),
+    ("resource-quota", |c| Box::pin(resource_quota::run(c))),
     ("hypernode-gang", |c| Box::pin(hyper_node::run(c))),
     ("hot-reload", |c| Box::pin(reload::run(c))),
     ("metrics", |c| Box::pin(metrics::run(c))),
