@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 
-use tephra_engine::actions;
 use tephra_engine::config::{DEFAULT_SCHEDULER_CONF, SchedulerConfig};
 use tephra_engine::framework::{CheckedConfig, PluginRegistry, Strictness, check_config};
 
@@ -36,7 +35,6 @@ pub fn parse_checked(
     strictness: Strictness,
 ) -> Result<CheckedConfig, String> {
     let conf = SchedulerConfig::parse(text.trim()).map_err(|e| e.to_string())?;
-    actions::check_supported(&conf).map_err(|e| e.to_string())?;
     check_config(conf, registry, strictness).map_err(|e| e.to_string())
 }
 

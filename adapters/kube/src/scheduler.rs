@@ -443,10 +443,10 @@ impl Scheduler {
             .observe(ms(start.elapsed()));
         for a in self.conf.actions.clone() {
             let t = Instant::now();
-            actions::run(&mut ssn, &a);
+            actions::run(&mut ssn, a);
             self.metrics
                 .action_scheduling_latency
-                .with_label_values(&[&a])
+                .with_label_values(&[a.name()])
                 .observe(ms(t.elapsed()));
         }
         let decisions = ssn.close();

@@ -68,10 +68,10 @@ pub fn timed_cycle(
     let open_ms = ms_since(start);
 
     let mut actions_ms = Vec::new();
-    for name in &conf.actions {
+    for &action in &conf.actions {
         let start = Instant::now();
-        actions::run(&mut ssn, name);
-        actions_ms.push((name.clone(), ms_since(start)));
+        actions::run(&mut ssn, action);
+        actions_ms.push((action.name().to_string(), ms_since(start)));
     }
 
     let start = Instant::now();

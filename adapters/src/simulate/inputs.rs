@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use tephra_engine::actions;
 use tephra_engine::api::ClusterObject;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
 use tephra_engine::framework::{PluginRegistry, Strictness, check_config};
@@ -98,7 +97,6 @@ pub fn resolve_conf(
         }
     };
     let conf = parsed.map_err(blame)?;
-    actions::check_supported(&conf).map_err(blame)?;
     let checked = check_config(conf, registry, strictness).map_err(blame)?;
     let place = location.map_or(origin.clone(), |l| format!("{origin}: {l}"));
     Ok(ResolvedConf {

@@ -523,7 +523,7 @@ mod tests {
             .pod("ns", "p", "pg", "1", "1Gi")
             .open_with(options)
             .unwrap();
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         let nodes = &ssn.state.snap.nodes.name;
         ssn.binds
             .iter()
@@ -551,7 +551,7 @@ mod tests {
             ..Default::default()
         };
         let mut first = cluster().open_with(options()).unwrap();
-        crate::actions::run(&mut first, "allocate");
+        crate::actions::run(&mut first, crate::config::Action::Allocate);
         let serial = first.state.snap.serial;
         first.close();
         let next = cluster()

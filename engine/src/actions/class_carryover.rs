@@ -159,7 +159,7 @@ mod tests {
 
     /// Runs allocate and closes; returns the snapshot's serial and the node of the one bind.
     fn allocate_and_close(mut ssn: Session) -> (u64, String) {
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         let node = ssn.state.snap.nodes.name[ssn.binds[0].1.idx()].clone();
         let serial = ssn.state.snap.serial;
         ssn.close();
@@ -214,7 +214,7 @@ mod tests {
             "another configuration"
         );
         let mut unclosed = open(Some(serial), CONF);
-        crate::actions::run(&mut unclosed, "allocate");
+        crate::actions::run(&mut unclosed, crate::config::Action::Allocate);
         let serial = unclosed.state.snap.serial;
         drop(unclosed);
         assert!(

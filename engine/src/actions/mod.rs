@@ -23,42 +23,27 @@ pub use allocate::QUEUE_ALLOCATION_GATE;
 pub use backfill::candidate_order as backfill_candidate_order;
 pub use priority_queue::PriorityQueue;
 
-use crate::config::{ConfigError, KNOWN_ACTIONS, SchedulerConfig};
+use crate::config::Action;
 use crate::framework::Session;
 
-/// Refuses a configuration that names an action `run` does not know (tephra runs every action
-/// Volcano registers, `KNOWN_ACTIONS`; parsing refuses others, this guards configurations built
-/// by hand).
-pub fn check_supported(config: &SchedulerConfig) -> Result<(), ConfigError> {
-    match config
-        .actions
-        .iter()
-        .find(|a| !KNOWN_ACTIONS.contains(&a.as_str()))
-    {
-        Some(a) => Err(ConfigError::UnsupportedAction(a.clone())),
-        None => Ok(()),
-    }
-}
-
-/// Runs one action by name. Names are checked by `check_supported`; others do nothing.
-pub fn run(ssn: &mut Session, name: &str) {
-    match name {
-        "enqueue" => enqueue::execute(ssn),
-        "allocate" => allocate::execute(ssn),
-        "backfill" => backfill::execute(ssn),
-        "preempt" => preempt::execute(ssn),
-        "reclaim" => reclaim::execute(ssn),
-        "shuffle" => shuffle::execute(ssn),
-        "gangpreempt" => gangpreempt::execute(ssn),
-        "gangreclaim" => gangreclaim::execute(ssn),
-        _ => {}
+/// Runs one action.
+pub fn run(ssn: &mut Session, action: Action) {
+    match action {
+        Action::Enqueue => enqueue::execute(ssn),
+        Action::Allocate => allocate::execute(ssn),
+        Action::Backfill => backfill::execute(ssn),
+        Action::Preempt => preempt::execute(ssn),
+        Action::Reclaim => reclaim::execute(ssn),
+        Action::Shuffle => shuffle::execute(ssn),
+        Action::GangPreempt => gangpreempt::execute(ssn),
+        Action::GangReclaim => gangreclaim::execute(ssn),
     }
 }
 
 /// Runs every configured action once, in order.
 pub fn run_all(ssn: &mut Session) {
     let actions = ssn.state.config.actions.clone();
-    for a in &actions {
+    for a in actions {
         run(ssn, a);
     }
 }
@@ -172,9 +157,9 @@ mod tests {
             .open()
             .unwrap();
         let j = ssn.state.snap.job_id("ns/pg").unwrap();
-        super::run(&mut ssn, "enqueue");
+        super::run(&mut ssn, super::Action::Enqueue);
         assert_eq!(ssn.state.job_phase(j), "Inqueue");
-        super::run(&mut ssn, "allocate");
+        super::run(&mut ssn, super::Action::Allocate);
         assert_eq!(ssn.binds.len(), 1);
     }
 
@@ -190,7 +175,7 @@ mod tests {
             .pod("ns", "p", "pg", "1", "1Gi")
             .open()
             .unwrap();
-        super::run(&mut ssn, "allocate");
+        super::run(&mut ssn, super::Action::Allocate);
         assert!(ssn.binds.is_empty());
     }
 
@@ -208,19 +193,11 @@ mod tests {
     }
 
     #[test]
-    fn every_known_action_is_supported() {
+    fn every_action_volcano_registers_parses_in_order() {
         let c = crate::config::SchedulerConfig::parse(
             "actions: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim\n",
         )
         .unwrap();
-        assert!(super::check_supported(&c).is_ok());
-    }
-
-    #[test]
-    fn unsupported_actions_are_refused() {
-        let mut c = crate::config::SchedulerConfig::parse("actions: allocate\n").unwrap();
-        c.actions.push("warp".into());
-        let e = super::check_supported(&c).unwrap_err();
-        assert!(e.to_string().contains("warp"));
+        assert_eq!(c.actions, super::Action::ALL);
     }
 }

@@ -385,7 +385,7 @@ mod tests {
             .manifests(&objects)
             .open()
             .unwrap();
-        crate::actions::run(&mut ssn, "preempt");
+        crate::actions::run(&mut ssn, crate::config::Action::Preempt);
         let d = ssn.close();
         assert_eq!(d.evictions.len(), 1, "{:?}", d.evictions);
         let m = &d.metrics;

@@ -5,19 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Arguments;
-
-/// Every action name Volcano registers.
-pub const KNOWN_ACTIONS: [&str; 8] = [
-    "enqueue",
-    "allocate",
-    "backfill",
-    "preempt",
-    "reclaim",
-    "shuffle",
-    "gangpreempt",
-    "gangreclaim",
-];
+use super::{Action, Arguments};
 
 /// A refused configuration; the message names the culprit on one line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -30,10 +18,6 @@ pub enum ConfigError {
     UnknownAction(String),
     #[error("`actions` is empty")]
     NoActions,
-    #[error(
-        "action {0:?} is not supported by this version of tephra (supported: enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt, gangreclaim)"
-    )]
-    UnsupportedAction(String),
     #[error("unknown plugin {0:?} in tier {1}")]
     UnknownPlugin(String, usize),
     #[error("plugin {plugin}: {error}")]
@@ -177,7 +161,7 @@ pub struct ActionConfig {
 /// A parsed scheduler configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerConfig {
-    pub actions: Vec<String>,
+    pub actions: Vec<Action>,
     pub tiers: Vec<Tier>,
     pub configurations: Vec<ActionConfig>,
     pub metrics: BTreeMap<String, String>,
@@ -256,10 +240,10 @@ impl SchedulerConfig {
                 }
                 return Err(ConfigError::UnknownAction(String::new()));
             }
-            if !KNOWN_ACTIONS.contains(&a) {
+            let Some(action) = Action::parse(a) else {
                 return Err(ConfigError::UnknownAction(a.to_string()));
-            }
-            actions.push(a.to_string());
+            };
+            actions.push(action);
         }
         let mut tiers = Vec::new();
         for (ti, t) in raw.tiers.iter().enumerate() {

@@ -13,7 +13,7 @@
 use std::fmt;
 
 use super::PluginRegistry;
-use crate::config::{ArgumentError, ConfigError, KNOWN_ACTIONS, SchedulerConfig};
+use crate::config::{Action, ArgumentError, ConfigError, SchedulerConfig};
 
 /// A part of a configuration that tephra does not run, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,7 +133,7 @@ pub fn check_config(
         tier.plugins = kept;
     }
     for (index, c) in config.configurations.iter_mut().enumerate() {
-        if !KNOWN_ACTIONS.contains(&c.name.as_str()) {
+        if Action::parse(&c.name).is_none() {
             set_aside.push(SetAside::UnknownActionConfiguration {
                 index,
                 action: c.name.clone(),

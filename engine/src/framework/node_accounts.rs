@@ -175,7 +175,7 @@ mod tests {
             .pod("ns", "p", "pg", "1", "1Gi")
             .open_with(options())
             .unwrap();
-        crate::actions::run(&mut first, "allocate");
+        crate::actions::run(&mut first, crate::config::Action::Allocate);
         assert_eq!(first.binds.len(), 1);
         assert_eq!(
             used(&first),

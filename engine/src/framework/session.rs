@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{PluginRegistry, PluginTiming, SessionOptions, SessionState};
-use crate::config::{ConfigError, PluginOption, Point, SchedulerConfig};
+use crate::config::{Action, ConfigError, PluginOption, Point, SchedulerConfig};
 use crate::model::{NodeId, TaskId};
 use crate::snapshot::Snapshot;
 
@@ -104,9 +104,9 @@ impl Session {
         })
     }
 
-    /// True when an action of this name is configured (allocate's auto-admission looks).
-    pub fn action_configured(&self, name: &str) -> bool {
-        self.state.config.actions.iter().any(|a| a == name)
+    /// True when `action` is configured (allocate's auto-admission looks).
+    pub fn action_configured(&self, action: Action) -> bool {
+        self.state.config.actions.contains(&action)
     }
 
     /// Slots whose plugin's function for `point` is enabled, with their tier index.

@@ -218,7 +218,7 @@ mod tests {
             .pod("ns", "big-2", "big", "3", "1Gi")
             .open()
             .unwrap();
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         ssn.close().metrics
     }
 

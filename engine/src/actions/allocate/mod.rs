@@ -8,6 +8,7 @@ mod tasks;
 mod worksheet;
 
 use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
+use crate::config::Action;
 use std::collections::BTreeMap;
 
 use hyper_node::{Recorder, allocate_for_job};
@@ -37,7 +38,7 @@ pub fn execute(ssn: &mut Session) {
     )
     .0
     .error_cache;
-    let enqueue_configured = ssn.action_configured("enqueue");
+    let enqueue_configured = ssn.action_configured(Action::Enqueue);
     let top = snap.hyper_nodes.top();
     let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
     let mut jobs: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();

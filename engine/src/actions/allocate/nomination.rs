@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn nominated_sub_job_goes_to_its_nominated_nodes_and_the_nomination_is_redeemed() {
         let mut ssn = cluster("n2", "n2");
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         assert_eq!(bound_nodes(&ssn), ["n2", "n2"]);
         assert!(!nomination_left(&ssn));
         // Only the fast path records the hyper-node of a sub-job without a topology.
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn nomination_outside_the_hyper_node_falls_back_and_is_forgotten() {
         let mut ssn = cluster("n2", "n3");
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         // The normal path takes the first of the equally scored nodes for both pods.
         assert_eq!(bound_nodes(&ssn), ["n1", "n1"]);
         assert!(!nomination_left(&ssn));
@@ -194,7 +194,7 @@ mod tests {
     #[test]
     fn task_without_a_nominated_node_voids_the_nomination() {
         let mut ssn = cluster("n2", "");
-        crate::actions::run(&mut ssn, "allocate");
+        crate::actions::run(&mut ssn, crate::config::Action::Allocate);
         assert_eq!(bound_nodes(&ssn), ["n1", "n1"]);
         assert!(!nomination_left(&ssn));
     }
