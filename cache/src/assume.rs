@@ -29,6 +29,7 @@ fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &
         status: status.into(),
         reason: reason.into(),
         message: message.into(),
+        ..Default::default()
     };
     let conditions = &mut pod.status.conditions;
     match conditions.iter_mut().find(|c| c.type_ == "PodScheduled") {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tephra_engine::api::ClusterObject;
+use tephra_engine::api::{ClusterObject, Time};
 
 use crate::InputError;
 use crate::manifest::{self, Decoded};
@@ -36,6 +36,8 @@ pub struct Scenario {
     pub skipped: Vec<String>,
     pub expect: Expect,
     pub notes: String,
+    /// The session's clock (`now`, RFC 3339); `None`: the runner's fixed start time.
+    pub now: Option<Time>,
 }
 
 #[derive(Deserialize)]
@@ -53,6 +55,8 @@ struct RawScenario {
     expect: Expect,
     #[serde(default)]
     notes: String,
+    #[serde(default)]
+    now: Option<String>,
 }
 
 /// True when a document is a scenario rather than a manifest: no `kind`, and a scenario key.
@@ -86,6 +90,12 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
             None => err,
         }
     })?;
+    let now = raw
+        .now
+        .as_deref()
+        .map(Time::parse)
+        .transpose()
+        .map_err(|e| InputError::new(path, e).field("now"))?;
     let mut objects = Vec::new();
     let mut skipped = Vec::new();
     for (i, value) in raw.objects.into_iter().enumerate() {
@@ -104,6 +114,7 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
         skipped,
         expect: raw.expect,
         notes: raw.notes,
+        now,
     })
 }
 
@@ -131,6 +142,22 @@ mod tests {
         assert_eq!(s.objects.len(), 1);
         assert_eq!(s.skipped, ["case.yaml: objects[1]: skipped Secret s"]);
         assert_eq!(s.expect.bind_count, Some(1));
+    }
+
+    #[test]
+    fn now_sets_the_session_clock_and_a_bad_one_is_named() {
+        let s = parse_scenario(
+            json!({"objects": [], "now": "2026-01-01T00:10:00Z"}),
+            "c.yaml",
+        );
+        assert_eq!(
+            s.unwrap().now,
+            Some(Time::parse("2026-01-01T00:10:00Z").unwrap())
+        );
+        let e = parse_scenario(json!({"objects": [], "now": "noon"}), "c.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.yaml: field now: "), "{e}");
     }
 
     #[test]

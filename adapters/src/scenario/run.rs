@@ -15,10 +15,11 @@ use crate::InputError;
 use crate::offline::{DEFAULT_QUEUE, SCHEDULER_START, START_TIME};
 use crate::simulate::{ResolvedConf, resolve_conf};
 
-/// A fixed clock and session UID, so runs are reproducible.
-fn session_options() -> SessionOptions {
+/// A fixed clock (the scenario's `now`, else the runner's start time) and session UID, so runs
+/// are reproducible.
+fn session_options(scenario: &Scenario) -> SessionOptions {
     SessionOptions {
-        now: START_TIME,
+        now: scenario.now.unwrap_or(START_TIME),
         uid: "tephra-conformance".into(),
         timers: Arc::new(Timers::new(SCHEDULER_START)),
         ..Default::default()
@@ -62,8 +63,8 @@ pub fn run_scenario_under(
     let snap = Arc::new(
         ClusterState::from_objects(scenario.objects.iter().cloned()).snapshot(DEFAULT_QUEUE),
     );
-    let mut ssn =
-        Session::open(snap, Arc::new(conf), registry, session_options()).map_err(conf_error)?;
+    let mut ssn = Session::open(snap, Arc::new(conf), registry, session_options(scenario))
+        .map_err(conf_error)?;
     let expect = &scenario.expect;
     let mut seen = Observed::default();
     if expect.node_order_scores.is_some() {

@@ -283,6 +283,10 @@ pub struct PodCondition {
     pub status: String,
     pub reason: String,
     pub message: String,
+    /// When the condition last changed status (`cdp` measures a pod's cool-down from its
+    /// `PodScheduled` one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 pub mod binpack;
 pub mod capacity;
+pub mod cdp;
 pub mod conformance;
 pub mod drf;
 pub mod gang;
@@ -52,4 +53,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("binpack", binpack::build);
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
+    r.register("cdp", cdp::build);
 }
