@@ -21,6 +21,7 @@ pub mod rescheduling;
 pub mod resource_affinity;
 mod share_order;
 pub mod sla;
+pub mod task_topology;
 #[cfg(test)]
 pub(crate) mod testing;
 mod unschedulable_event;
@@ -54,4 +55,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
     r.register("cdp", cdp::build);
+    r.register("task-topology", task_topology::build);
 }
