@@ -15,6 +15,7 @@ pub enum ObjectKind {
     HyperNode,
     PodDisruptionBudget,
     NodeMetrics,
+    Numatopology,
     Namespace,
     PersistentVolumeClaim,
     PersistentVolume,
@@ -27,7 +28,7 @@ pub enum ObjectKind {
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 16] = [
+    pub const ALL: [ObjectKind; 17] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -37,6 +38,7 @@ impl ObjectKind {
         ObjectKind::Pod,
         ObjectKind::PodDisruptionBudget,
         ObjectKind::NodeMetrics,
+        ObjectKind::Numatopology,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::PersistentVolume,
         ObjectKind::StorageClass,
@@ -69,6 +71,7 @@ impl ObjectKind {
             ClusterObject::HyperNode(_) => ObjectKind::HyperNode,
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
+            ClusterObject::Numatopology(_) => ObjectKind::Numatopology,
             ClusterObject::Namespace(_) => ObjectKind::Namespace,
             ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
             ClusterObject::PersistentVolume(_) => ObjectKind::PersistentVolume,
@@ -96,6 +99,7 @@ impl ObjectKind {
             ObjectKind::HyperNode => "HyperNode",
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::NodeMetrics => "NodeMetrics",
+            ObjectKind::Numatopology => "Numatopology",
             ObjectKind::Namespace => "Namespace",
             ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
             ObjectKind::PersistentVolume => "PersistentVolume",
@@ -125,6 +129,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::HyperNode(o) => &o.metadata,
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
+        ClusterObject::Numatopology(o) => &o.metadata,
         ClusterObject::Namespace(o) => &o.metadata,
         ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,
         ClusterObject::PersistentVolume(o) => &o.metadata,

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tephra_engine::api::{
-    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
-    PriorityClass, Queue,
+    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Numatopology, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{
@@ -28,6 +28,7 @@ pub struct ClusterState {
     pub(crate) hyper_nodes: Store<HyperNode>,
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
+    pub(crate) numatopologies: Store<Numatopology>,
     pub(crate) namespaces: Store<Namespace>,
     /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
     pub(crate) storage: Arc<StorageObjects>,
@@ -150,6 +151,7 @@ impl ClusterState {
                     ObjectKind::HyperNode => self.hyper_nodes.remove(&k),
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
+                    ObjectKind::Numatopology => self.numatopologies.remove(&k),
                     ObjectKind::Namespace => self.namespaces.remove(&k),
                     storage => self.remove_storage(storage, &k, &name),
                 };
@@ -184,6 +186,7 @@ impl ClusterState {
             ClusterObject::HyperNode(o) => _ = self.hyper_nodes.upsert(k, *o),
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
+            ClusterObject::Numatopology(o) => _ = self.numatopologies.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
             storage => {
                 self.storage_changes += 1;
@@ -276,6 +279,9 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
+        for o in self.numatopologies.iter() {
+            b.numatopology(o.clone());
+        }
         for o in self.namespaces.iter() {
             b.namespace(o);
         }
@@ -302,6 +308,7 @@ impl ClusterState {
             self.hyper_nodes.changes(),
             self.pdbs.changes(),
             self.node_metrics.changes(),
+            self.numatopologies.changes(),
             self.namespaces.changes(),
             self.storage_changes,
         ]

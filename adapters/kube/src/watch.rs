@@ -36,6 +36,7 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::HyperNode => ("topology.volcano.sh", "v1alpha1", "hypernodes"),
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
+        ObjectKind::Numatopology => ("nodeinfo.volcano.sh", "v1alpha1", "numatopologies"),
         ObjectKind::Namespace => ("", "v1", "namespaces"),
         ObjectKind::PersistentVolumeClaim => ("", "v1", "persistentvolumeclaims"),
         ObjectKind::PersistentVolume => ("", "v1", "persistentvolumes"),
@@ -50,15 +51,20 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
 
 /// The kinds to watch, as Volcano's cache registers its informers (Volcano:
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
-/// and their gate, PodDisruptionBudgets with theirs, CSIDrivers and CSIStorageCapacities with
-/// `--csi-storage`; Namespaces, HyperNodes and the other storage kinds always.
+/// and their gate, PodDisruptionBudgets and Numatopologies with theirs, CSIDrivers and
+/// CSIStorageCapacities with `--csi-storage`; Namespaces, HyperNodes and the other storage kinds
+/// always.
 pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     let gates = &flags.feature_gates;
     let mut kinds = Vec::new();
     if flags.priority_class && gates.priority_class {
         kinds.push(ObjectKind::PriorityClass);
     }
-    kinds.extend([ObjectKind::Namespace, ObjectKind::Queue, ObjectKind::Node]);
+    kinds.extend([ObjectKind::Namespace, ObjectKind::Queue]);
+    if gates.resource_topology {
+        kinds.push(ObjectKind::Numatopology);
+    }
+    kinds.push(ObjectKind::Node);
     kinds.push(ObjectKind::HyperNode);
     kinds.extend([ObjectKind::PodGroup, ObjectKind::Pod]);
     if gates.pod_disruption_budgets {
@@ -354,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn volcanos_defaults_watch_budgets_hyper_nodes_and_storage() {
+    fn volcanos_defaults_watch_budgets_hyper_nodes_numatopologies_and_storage() {
         let flags = |args: &[&str]| {
             let mut all = vec!["vc-scheduler"];
             all.extend_from_slice(args);
@@ -366,6 +372,7 @@ mod tests {
             ObjectKind::Namespace,
             ObjectKind::HyperNode,
             ObjectKind::PodDisruptionBudget,
+            ObjectKind::Numatopology,
             ObjectKind::Pod,
             ObjectKind::PersistentVolumeClaim,
             ObjectKind::CsiStorageCapacity,
@@ -373,12 +380,13 @@ mod tests {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
         let kinds = watched_kinds(&flags(&[
-            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false",
+            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false,ResourceTopology=false",
             "--csi-storage=false",
         ]));
         for k in [
             ObjectKind::PodDisruptionBudget,
             ObjectKind::PriorityClass,
+            ObjectKind::Numatopology,
             ObjectKind::CsiDriver,
             ObjectKind::CsiStorageCapacity,
         ] {

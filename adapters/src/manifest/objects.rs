@@ -5,8 +5,8 @@ use serde_json::Value;
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{
     ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
-    PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue, StorageClass, VolumeAttachment,
+    Numatopology, PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup,
+    PriorityClass, Queue, StorageClass, VolumeAttachment,
 };
 
 use super::field_path::failing_field;
@@ -87,6 +87,9 @@ pub fn decode(
             )?))
         }
         ObjectKind::NodeMetrics => ClusterObject::NodeMetrics(Box::new(typed::<NodeMetrics>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::Numatopology => ClusterObject::Numatopology(Box::new(typed::<Numatopology>(
             value, origin, location, &what,
         )?)),
         ObjectKind::Namespace => ClusterObject::Namespace(Box::new(typed::<Namespace>(

@@ -4,12 +4,14 @@
 //! manifest or an API response deserializes straight into them; unknown fields are ignored.
 
 mod memo;
+mod numatopology;
 mod objects;
 mod resource_list;
 mod storage;
 mod time;
 
 pub use memo::{Lent, Memo};
+pub use numatopology::{CpuInfo, NumaResourceInfo, NumatopoSpec, Numatopology};
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use storage::*;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CsiDriver, CsiNode, CsiStorageCapacity, Memo, PersistentVolume, PersistentVolumeClaim,
-    ResourceList, StorageClass, Time, VolumeAttachment,
+    CsiDriver, CsiNode, CsiStorageCapacity, Memo, Numatopology, PersistentVolume,
+    PersistentVolumeClaim, ResourceList, StorageClass, Time, VolumeAttachment,
 };
 
 /// `metadata`.
@@ -598,6 +598,7 @@ pub enum ClusterObject {
     HyperNode(Box<HyperNode>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     NodeMetrics(Box<NodeMetrics>),
+    Numatopology(Box<Numatopology>),
     Namespace(Box<Namespace>),
     PersistentVolumeClaim(Box<PersistentVolumeClaim>),
     PersistentVolume(Box<PersistentVolume>),

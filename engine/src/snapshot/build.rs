@@ -27,7 +27,7 @@ use super::{
 };
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
-    Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    Numatopology, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -55,6 +55,7 @@ pub struct SnapshotBuilder<'a> {
     priority_classes: Vec<Arc<PriorityClass>>,
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
+    numatopologies: Vec<Arc<Numatopology>>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
     storage: Arc<StorageObjects>,
@@ -191,6 +192,10 @@ impl<'a> SnapshotBuilder<'a> {
         self.pdbs.push(pdb);
         self
     }
+    pub fn numatopology(&mut self, n: Arc<Numatopology>) -> &mut Self {
+        self.numatopologies.push(n);
+        self
+    }
     pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
         self.node_metrics.push(m);
         self
@@ -288,6 +293,7 @@ impl<'a> SnapshotBuilder<'a> {
             }
         });
         snap.pdbs = self.pdbs.clone();
+        snap.numatopologies = self.numatopologies.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
         snap.storage = self.storage.clone();
         self.build_queues(&mut snap.queues);

@@ -74,6 +74,8 @@ pub struct Snapshot {
     pub namespaces: Arc<NamespaceTable>,
     /// PodDisruptionBudgets, for victim filtering.
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
+    /// Nodes' CPU and NUMA topologies, for the `numa-aware` plugin.
+    pub numatopologies: Vec<std::sync::Arc<crate::api::Numatopology>>,
     /// Claims, volumes, storage classes and CSI objects, for the volume filters.
     pub storage: Arc<StorageObjects>,
     /// Values derived from this snapshot and shared within the cycle.
