@@ -10,6 +10,7 @@ mod job_resources;
 pub mod k8s;
 pub mod network_topology_aware;
 pub mod nodeorder;
+pub mod numa_aware;
 pub mod overcommit;
 pub mod pdb;
 pub mod predicates;
@@ -56,4 +57,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("predicates", predicates::build);
     r.register("cdp", cdp::build);
     r.register("task-topology", task_topology::build);
+    r.register("numa-aware", numa_aware::build);
 }
