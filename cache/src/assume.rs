@@ -88,6 +88,9 @@ impl ClusterState {
                 self.assume_volume_work(work, &b.node);
             }
         }
+        for b in &decisions.numa_bookings {
+            self.numa_bookings.add(b);
+        }
         for e in &decisions.evictions {
             changed.extend(self.change_live_pod(&e.namespace, &e.name, &e.uid, |pod| {
                 pod.metadata.deletion_timestamp.get_or_insert(now);

@@ -13,6 +13,7 @@ use tephra_engine::snapshot::{
     NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables,
 };
 
+use crate::numa_bookings::NumaBookings;
 use crate::pod_store::PodStore;
 use crate::store::Store;
 use crate::{ClusterEvent, ObjectKind};
@@ -29,6 +30,8 @@ pub struct ClusterState {
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) node_metrics: Store<NodeMetrics>,
     pub(crate) numatopologies: Store<Numatopology>,
+    /// NUMA sets the scheduler chose for pods their nodes do not report yet.
+    pub(crate) numa_bookings: NumaBookings,
     pub(crate) namespaces: Store<Namespace>,
     /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
     pub(crate) storage: Arc<StorageObjects>,
@@ -143,7 +146,10 @@ impl ClusterState {
             } => {
                 let k = key(&namespace, &name);
                 match kind {
-                    ObjectKind::Pod => self.pods.remove(&k),
+                    ObjectKind::Pod => {
+                        self.numa_bookings.forget_pod(&namespace, &name);
+                        self.pods.remove(&k)
+                    }
                     ObjectKind::Node => self.nodes.remove(&k),
                     ObjectKind::PodGroup => self.pod_groups.remove(&k),
                     ObjectKind::Queue => self.queues.remove(&k),
@@ -280,6 +286,9 @@ impl ClusterState {
             b.node_metrics(o.clone());
         }
         for o in self.numatopologies.iter() {
+            if let Some(held) = self.numa_bookings.held(o) {
+                b.numa_held(&o.metadata.name, held);
+            }
             b.numatopology(o.clone());
         }
         for o in self.namespaces.iter() {

@@ -11,7 +11,9 @@ mod storage;
 mod time;
 
 pub use memo::{Lent, Memo};
-pub use numatopology::{CpuInfo, NumaResourceInfo, NumatopoSpec, Numatopology};
+pub use numatopology::{
+    CpuInfo, NumaResourceInfo, NumaSets, NumatopoSpec, Numatopology, PodAllocation,
+};
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use storage::*;

@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::ObjectMeta;
 
-/// The object, stripped to what scheduling reads (its `podAllocations` are left out).
+/// NUMA resource sets: CPU ids by resource name.
+pub type NumaSets = BTreeMap<String, std::collections::BTreeSet<i32>>;
+
+/// The object, stripped to what scheduling reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Numatopology {
@@ -30,6 +33,19 @@ pub struct NumatopoSpec {
     pub numa_res_map: BTreeMap<String, NumaResourceInfo>,
     /// Per CPU id (a decimal string), where it sits.
     pub cpu_detail: BTreeMap<String, CpuInfo>,
+    /// The pods the kubelet has given NUMA resources (their per-container allocations left
+    /// out): until a pod bound with CPUs the scheduler chose shows up here, the cache keeps
+    /// those CPUs taken.
+    pub pod_allocations: Vec<PodAllocation>,
+}
+
+/// A pod the node reports as allocated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodAllocation {
+    pub uid: String,
+    pub name: String,
+    pub namespace: String,
 }
 
 /// One resource's allocatable set and capacity.

@@ -27,7 +27,7 @@ use super::{
 };
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
-    Numatopology, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    NumaSets, Numatopology, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -56,6 +56,7 @@ pub struct SnapshotBuilder<'a> {
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     numatopologies: Vec<Arc<Numatopology>>,
+    numa_held: BTreeMap<String, NumaSets>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
     storage: Arc<StorageObjects>,
@@ -196,6 +197,11 @@ impl<'a> SnapshotBuilder<'a> {
         self.numatopologies.push(n);
         self
     }
+    /// NUMA sets held on `node` by pods its Numatopology does not report yet.
+    pub fn numa_held(&mut self, node: &str, sets: NumaSets) -> &mut Self {
+        self.numa_held.insert(node.to_string(), sets);
+        self
+    }
     pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
         self.node_metrics.push(m);
         self
@@ -294,6 +300,7 @@ impl<'a> SnapshotBuilder<'a> {
         });
         snap.pdbs = self.pdbs.clone();
         snap.numatopologies = self.numatopologies.clone();
+        snap.numa_held = self.numa_held.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
         snap.storage = self.storage.clone();
         self.build_queues(&mut snap.queues);

@@ -76,6 +76,9 @@ pub struct Snapshot {
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// Nodes' CPU and NUMA topologies, for the `numa-aware` plugin.
     pub numatopologies: Vec<std::sync::Arc<crate::api::Numatopology>>,
+    /// Per node name, NUMA sets (CPU ids by resource name) still held by pods bound with sets
+    /// the scheduler chose that the node's Numatopology does not report yet.
+    pub numa_held: std::collections::BTreeMap<String, crate::api::NumaSets>,
     /// Claims, volumes, storage classes and CSI objects, for the volume filters.
     pub storage: Arc<StorageObjects>,
     /// Values derived from this snapshot and shared within the cycle.

@@ -5,7 +5,9 @@
 //! static CPU manager under that very topology policy, and every container must be admitted
 //! by the policy with the CPUs still free there. The CPUs chosen are booked on the node when
 //! the task is allocated, so later tasks of the session see them taken; nodes are scored by how
-//! few NUMA nodes the task's CPUs span.
+//! few NUMA nodes the task's CPUs span. At close the CPUs of the tasks still placed are left
+//! for the cache, which keeps them taken until the node's Numatopology reports the pod
+//! (`Snapshot::numa_held`).
 //!
 //! Argument: `weight` (default 1) multiplies the node score.
 
@@ -23,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::config::{ArgumentError, Arguments};
-use crate::framework::{FitError, Plugin, SessionState, StatusCode};
+use crate::framework::{FitError, NumaBooking, Plugin, SessionState, StatusCode};
 use crate::model::{NodeId, TaskId};
 use cpu_set::CpuSet;
 use node_numa::{NodeNuma, ResourceSets};
@@ -48,6 +50,8 @@ pub struct NumaAware {
     /// Per task, the sets its predicate chose on each node it passed there; kept for the
     /// session, as Volcano keeps them, and booked when the task is allocated.
     chosen: Mutex<HashMap<TaskId, BTreeMap<NodeId, ResourceSets>>>,
+    /// The tasks whose chosen sets are booked, and where.
+    booked: BTreeMap<TaskId, NodeId>,
 }
 
 /// Builds the plugin from `weight`.
@@ -112,6 +116,11 @@ impl NumaAware {
         let Some(sets) = chosen.get(&task).and_then(|c| c.get(&node)) else {
             return;
         };
+        if take {
+            self.booked.insert(task, node);
+        } else {
+            self.booked.remove(&task);
+        }
         let Some(free) = self.free[node.idx()].as_mut() else {
             return;
         };
@@ -132,7 +141,9 @@ impl Plugin for NumaAware {
         "numa-aware"
     }
 
-    /// Reads every node's Numatopology (by the node's name).
+    /// Reads every node's Numatopology (by the node's name), less what pods it does not
+    /// report yet still hold (Volcano: pkg/scheduler/api/node_info.go,
+    /// RefreshNumaSchedulerInfoByCrd).
     fn on_session_open(&mut self, ssn: &SessionState) {
         let by_name: BTreeMap<&str, NodeNuma> = ssn
             .snap
@@ -147,11 +158,42 @@ impl Plugin for NumaAware {
             .iter()
             .map(|n| by_name.get(n.as_str()).cloned())
             .collect();
+        let held = &ssn.snap.numa_held;
         self.free = self
             .nodes
             .iter()
-            .map(|n| n.as_ref().map(|n| n.allocatable.clone()))
+            .zip(&ssn.snap.nodes.name)
+            .map(|(numa, name)| {
+                let mut free = numa.as_ref()?.allocatable.clone();
+                for (resource, taken) in held.get(name.as_str()).into_iter().flatten() {
+                    if let Some(f) = free.get_mut(resource) {
+                        f.retain(|c| !taken.contains(c));
+                    }
+                }
+                Some(free)
+            })
             .collect();
+    }
+
+    /// Leaves the sets of the tasks still placed for the cache (Volcano: numaaware.go,
+    /// OnSessionClose).
+    fn on_session_close(&mut self, ssn: &mut SessionState) {
+        let chosen = self.chosen.get_mut().unwrap_or_else(|e| e.into_inner());
+        let tasks = &ssn.snap.tasks;
+        let bookings: Vec<NumaBooking> = self
+            .booked
+            .iter()
+            .filter_map(|(&t, &n)| {
+                Some(NumaBooking {
+                    namespace: tasks.namespace[t.idx()].clone(),
+                    name: tasks.name[t.idx()].clone(),
+                    uid: tasks.uid[t.idx()].clone(),
+                    node: ssn.snap.nodes.name[n.idx()].clone(),
+                    sets: chosen.get(&t)?.get(&n)?.clone(),
+                })
+            })
+            .collect();
+        ssn.numa_bookings.extend(bookings);
     }
 
     /// Guaranteed pods only: the node must suit the pod's policy, and the node's policy must
@@ -320,6 +362,28 @@ mod tests {
             Statement::new().allocate(&mut ssn, t, n1).unwrap();
         }
         assert!(ssn.predicate(c, n1).is_err(), "both NUMA nodes are taken");
+    }
+
+    #[test]
+    fn close_leaves_the_booked_cpus_of_placed_tasks_for_the_cache() {
+        let mut ssn = open(
+            &(numatopology("n1", "single-numa-node", "0-7")
+                + &pod("a", 4, "single-numa-node")
+                + &pod("b", 4, "single-numa-node")),
+        );
+        let n1 = node_id(&ssn, "n1");
+        let (a, b) = (task(&ssn, "ns/a"), task(&ssn, "ns/b"));
+        let mut stmt = Statement::new();
+        for t in [a, b] {
+            assert!(ssn.predicate(t, n1).is_ok());
+            stmt.allocate(&mut ssn, t, n1).unwrap();
+        }
+        stmt.discard(&mut ssn);
+        Statement::new().allocate(&mut ssn, a, n1).unwrap();
+        let bookings = ssn.close().numa_bookings;
+        assert_eq!(bookings.len(), 1, "b was taken back");
+        assert_eq!((&*bookings[0].name, &*bookings[0].node), ("a", "n1"));
+        assert_eq!(bookings[0].sets["cpu"], [0, 1, 2, 3].into());
     }
 
     #[test]

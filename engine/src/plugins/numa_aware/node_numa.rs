@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::cpu_set::{CpuSet, parse_cpu_list};
+use super::cpu_set::parse_cpu_list;
 use super::cpu_topology::{CpuDetails, CpuTopology};
 use crate::api::Numatopology;
 use crate::model::Quantity;
 
 /// Free sets per resource name (only `cpu` is placed).
-pub type ResourceSets = BTreeMap<String, CpuSet>;
+pub use crate::api::NumaSets as ResourceSets;
 
 /// One node's policies, CPU topology, reserved CPUs and allocatable sets.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -156,7 +156,11 @@ mod tests {
     #[test]
     fn restricted_refuses_and_best_effort_admits_without_a_preferred_hint() {
         let hints = Some(vec![hint(0b11, false)]);
-        assert!(!Policy::Restricted.admit(&[0, 1], &[hints.clone()]).1);
+        assert!(
+            !Policy::Restricted
+                .admit(&[0, 1], std::slice::from_ref(&hints))
+                .1
+        );
         assert_eq!(
             Policy::BestEffort.admit(&[0, 1], &[hints]),
             (hint(0b11, false), true)
