@@ -22,18 +22,24 @@ fn snapshot_uid(pod: &Pod) -> String {
     }
 }
 
-/// Sets the pod's `PodScheduled` condition, replacing any earlier one.
-fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &str) {
+/// Sets the pod's `PodScheduled` condition, replacing any earlier one; its transition time is
+/// `now` when the status changes, as the API server keeps it (`cdp` counts from it).
+fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &str, now: Time) {
+    let conditions = &mut pod.status.conditions;
+    let earlier = conditions.iter().position(|c| c.type_ == "PodScheduled");
+    let kept_time = earlier
+        .map(|i| &conditions[i])
+        .filter(|c| c.status == status)
+        .and_then(|c| c.last_transition_time);
     let condition = PodCondition {
         type_: "PodScheduled".into(),
         status: status.into(),
         reason: reason.into(),
         message: message.into(),
-        ..Default::default()
+        last_transition_time: Some(kept_time.unwrap_or(now)),
     };
-    let conditions = &mut pod.status.conditions;
-    match conditions.iter_mut().find(|c| c.type_ == "PodScheduled") {
-        Some(c) => *c = condition,
+    match earlier {
+        Some(i) => conditions[i] = condition,
         None => conditions.push(condition),
     }
 }
@@ -82,7 +88,7 @@ impl ClusterState {
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {
                 pod.spec.node_name = b.node.clone();
-                set_scheduled_condition(pod, "True", "", "");
+                set_scheduled_condition(pod, "True", "", "", now);
             }));
             if let Some(work) = &b.volumes {
                 self.assume_volume_work(work, &b.node);
@@ -98,7 +104,7 @@ impl ClusterState {
         }
         for c in &decisions.pod_conditions {
             changed.extend(self.pods.change(&key(&c.namespace, &c.name), |pod| {
-                set_scheduled_condition(pod, "False", c.reason, &c.message);
+                set_scheduled_condition(pod, "False", c.reason, &c.message, now);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
                 }
@@ -192,6 +198,11 @@ mod tests {
         assert_eq!(
             (c.type_.as_str(), c.status.as_str()),
             ("PodScheduled", "True")
+        );
+        assert_eq!(
+            c.last_transition_time,
+            Some(NOW),
+            "the bind is when it was scheduled"
         );
     }
 
@@ -418,11 +429,16 @@ mod tests {
                 pod_conditions: vec![cond("second", Some("n2"))],
                 ..Default::default()
             },
-            NOW,
+            Time(NOW.0 + 5),
         );
         let p = s.pod("ns", "p").unwrap();
         assert_eq!(p.status.conditions.len(), 1);
         assert_eq!(p.status.conditions[0].message, "second");
+        assert_eq!(
+            p.status.conditions[0].last_transition_time,
+            Some(NOW),
+            "still False: the transition time is kept"
+        );
         assert_eq!(p.status.nominated_node_name, "n2");
     }
 }
