@@ -104,3 +104,87 @@ pub fn allocate(
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::CpuInfo;
+    use crate::plugins::numa_aware::cpu_topology::{CpuDetails, CpuTopology};
+
+    /// The node of Volcano's provider tests (cpu_mng_test.go): NUMA node 0 = socket 0 = CPUs
+    /// 0-3 (cores 0, 1), NUMA node 1 = socket 1 = CPUs 4-7 (cores 2, 3), two threads a core.
+    fn node() -> NodeNuma {
+        let details = (0..8)
+            .map(|c| {
+                let info = CpuInfo {
+                    numa: c / 4,
+                    socket: c / 4,
+                    core: c / 2,
+                };
+                (c, info)
+            })
+            .collect();
+        NodeNuma {
+            topology: CpuTopology::new(CpuDetails(details)),
+            ..NodeNuma::default()
+        }
+    }
+
+    fn container(cpus: u32) -> Container {
+        serde_saphyr::from_str(&format!("resources: {{requests: {{cpu: '{cpus}'}}}}")).unwrap()
+    }
+
+    fn hint(ids: &[i32], preferred: bool) -> TopologyHint {
+        TopologyHint {
+            affinity: Some(NumaMask::of(ids.iter().copied())),
+            preferred,
+        }
+    }
+
+    /// Volcano's Test_GetTopologyHints cases, in order.
+    #[test]
+    fn hints_match_volcanos_provider_cases() {
+        let cases: [(u32, &[i32], Vec<TopologyHint>); 6] = [
+            (
+                4,
+                &[0, 1, 2, 3, 4, 5, 6, 7],
+                vec![hint(&[0], true), hint(&[1], true), hint(&[0, 1], false)],
+            ),
+            (
+                4,
+                &[1, 2, 3, 4, 5, 6, 7],
+                vec![hint(&[1], true), hint(&[0, 1], false)],
+            ),
+            (5, &[0, 1, 2, 3, 4, 5, 6, 7], vec![hint(&[0, 1], true)]),
+            (8, &[0, 1, 2, 3, 4, 5, 6, 7], vec![hint(&[0, 1], true)]),
+            (9, &[0, 1, 2, 3, 4, 5, 6, 7], vec![]),
+            (4, &[2, 3, 4, 5], vec![hint(&[0, 1], false)]),
+        ];
+        for (i, (cpus, free, expected)) in cases.into_iter().enumerate() {
+            let free: CpuSet = free.iter().copied().collect();
+            assert_eq!(
+                hints(&container(cpus), &node(), Some(&free)),
+                Some(expected),
+                "case {}",
+                i + 1
+            );
+        }
+    }
+
+    /// Volcano's Test_Allocate cases, in order.
+    #[test]
+    fn allocation_matches_volcanos_provider_cases() {
+        let cases: [(u32, &[i32], &[i32], &[i32]); 5] = [
+            (4, &[0, 1, 2, 3, 4, 5, 6, 7], &[0], &[0, 1, 2, 3]),
+            (4, &[1, 2, 3, 4, 5, 6, 7], &[1], &[4, 5, 6, 7]),
+            (5, &[0, 1, 2, 3, 4, 5, 6, 7], &[0, 1], &[0, 1, 2, 3, 4]),
+            (5, &[1, 2, 3, 4, 5, 6, 7], &[0, 1], &[1, 4, 5, 6, 7]),
+            (8, &[1, 2, 3, 4, 5, 6, 7], &[0, 1], &[]),
+        ];
+        for (i, (cpus, free, best, expected)) in cases.into_iter().enumerate() {
+            let free: CpuSet = free.iter().copied().collect();
+            let got = allocate(&container(cpus), &hint(best, true), &node(), Some(&free));
+            assert_eq!(got, expected.iter().copied().collect(), "case {}", i + 1);
+        }
+    }
+}

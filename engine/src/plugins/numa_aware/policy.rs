@@ -146,6 +146,48 @@ mod tests {
         }
     }
 
+    /// `"01- 0+"`: hints over NUMA nodes 0 and 1 not preferred, over node 0 preferred.
+    fn parse(text: &str) -> Vec<TopologyHint> {
+        text.split_whitespace()
+            .map(|h| {
+                let (ids, mark) = h.split_at(h.len() - 1);
+                let ids = ids.chars().map(|c| c.to_digit(10).unwrap() as i32);
+                hint(NumaMask::of(ids).0, mark == "+")
+            })
+            .collect()
+    }
+
+    /// The cases of Volcano's policy tests (policy_single_numa_node_test.go,
+    /// policy_best_effort_test.go, policy_restricted_test.go): two providers' hints on a node
+    /// of NUMA nodes 0 and 1, and the best hint each policy settles on.
+    #[test]
+    fn best_hints_match_volcanos_policy_cases() {
+        let cases = [
+            (Policy::SingleNumaNode, "01- 0+ | 01- 0+", "0+"),
+            (Policy::SingleNumaNode, "01- 1+ | 01- 1+", "1+"),
+            (Policy::SingleNumaNode, "01- 0+ 1+ | 01- 0+ 1+", "0+"),
+            (Policy::SingleNumaNode, "01- 0+ | 01- 1+", "01-"),
+            (Policy::SingleNumaNode, "01- 0+ | 01+", "01-"),
+            (Policy::BestEffort, "01- 0+ | 01- 0+", "0+"),
+            (Policy::BestEffort, "01- 1+ | 01- 1+", "1+"),
+            (Policy::BestEffort, "01- 0+ 1+ | 01- 0+ 1+", "0+"),
+            (Policy::BestEffort, "01- 0+ | 01- 1+", "0-"),
+            (Policy::BestEffort, "01- 0+ | 01+", "0+"),
+            (Policy::BestEffort, "01+ | 01+", "01+"),
+            (Policy::Restricted, "01- 0+ | 01- 0+", "0+"),
+            (Policy::Restricted, "01- 1+ | 01- 1+", "1+"),
+            (Policy::Restricted, "01- 0+ 1+ | 01- 0+ 1+", "0+"),
+            (Policy::Restricted, "01- 0+ | 01- 1+", "0-"),
+            (Policy::Restricted, "01- 0+ | 01+", "0+"),
+            (Policy::Restricted, "01+ | 01+", "01+"),
+        ];
+        for (policy, providers, expected) in cases {
+            let hints: Vec<ProviderHints> = providers.split('|').map(|p| Some(parse(p))).collect();
+            let (best, _) = policy.admit(&[0, 1], &hints);
+            assert_eq!(best, parse(expected)[0], "{policy:?} {providers}");
+        }
+    }
+
     #[test]
     fn the_narrowest_preferred_hint_wins() {
         let hints = Some(vec![hint(0b10, true), hint(0b01, true), hint(0b11, false)]);
