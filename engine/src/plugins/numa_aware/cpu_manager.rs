@@ -171,10 +171,13 @@ mod tests {
         }
     }
 
-    /// Volcano's Test_Allocate cases, in order.
+    /// CPU or NUMA node ids.
+    type Ids = &'static [i32];
+
+    /// Volcano's Test_Allocate cases (request, free CPUs, hint, CPUs given), in order.
     #[test]
     fn allocation_matches_volcanos_provider_cases() {
-        let cases: [(u32, &[i32], &[i32], &[i32]); 5] = [
+        let cases: [(u32, Ids, Ids, Ids); 5] = [
             (4, &[0, 1, 2, 3, 4, 5, 6, 7], &[0], &[0, 1, 2, 3]),
             (4, &[1, 2, 3, 4, 5, 6, 7], &[1], &[4, 5, 6, 7]),
             (5, &[0, 1, 2, 3, 4, 5, 6, 7], &[0, 1], &[0, 1, 2, 3, 4]),
