@@ -22,17 +22,24 @@ fn snapshot_uid(pod: &Pod) -> String {
     }
 }
 
-/// Sets the pod's `PodScheduled` condition, replacing any earlier one.
-fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &str) {
+/// Sets the pod's `PodScheduled` condition, replacing any earlier one; its transition time is
+/// `now` when the status changes, as the API server keeps it (`cdp` counts from it).
+fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &str, now: Time) {
+    let conditions = &mut pod.status.conditions;
+    let earlier = conditions.iter().position(|c| c.type_ == "PodScheduled");
+    let kept_time = earlier
+        .map(|i| &conditions[i])
+        .filter(|c| c.status == status)
+        .and_then(|c| c.last_transition_time);
     let condition = PodCondition {
         type_: "PodScheduled".into(),
         status: status.into(),
         reason: reason.into(),
         message: message.into(),
+        last_transition_time: Some(kept_time.unwrap_or(now)),
     };
-    let conditions = &mut pod.status.conditions;
-    match conditions.iter_mut().find(|c| c.type_ == "PodScheduled") {
-        Some(c) => *c = condition,
+    match earlier {
+        Some(i) => conditions[i] = condition,
         None => conditions.push(condition),
     }
 }
@@ -81,11 +88,14 @@ impl ClusterState {
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {
                 pod.spec.node_name = b.node.clone();
-                set_scheduled_condition(pod, "True", "", "");
+                set_scheduled_condition(pod, "True", "", "", now);
             }));
             if let Some(work) = &b.volumes {
                 self.assume_volume_work(work, &b.node);
             }
+        }
+        for b in &decisions.numa_bookings {
+            self.numa_bookings.add(b);
         }
         for e in &decisions.evictions {
             changed.extend(self.change_live_pod(&e.namespace, &e.name, &e.uid, |pod| {
@@ -94,7 +104,7 @@ impl ClusterState {
         }
         for c in &decisions.pod_conditions {
             changed.extend(self.pods.change(&key(&c.namespace, &c.name), |pod| {
-                set_scheduled_condition(pod, "False", c.reason, &c.message);
+                set_scheduled_condition(pod, "False", c.reason, &c.message, now);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
                 }
@@ -188,6 +198,11 @@ mod tests {
         assert_eq!(
             (c.type_.as_str(), c.status.as_str()),
             ("PodScheduled", "True")
+        );
+        assert_eq!(
+            c.last_transition_time,
+            Some(NOW),
+            "the bind is when it was scheduled"
         );
     }
 
@@ -415,11 +430,16 @@ mod tests {
                 pod_conditions: vec![cond("second", Some("n2"))],
                 ..Default::default()
             },
-            NOW,
+            Time(NOW.0 + 5),
         );
         let p = s.pod("ns", "p").unwrap();
         assert_eq!(p.status.conditions.len(), 1);
         assert_eq!(p.status.conditions[0].message, "second");
+        assert_eq!(
+            p.status.conditions[0].last_transition_time,
+            Some(NOW),
+            "still False: the transition time is kept"
+        );
         assert_eq!(p.status.nominated_node_name, "n2");
     }
 }

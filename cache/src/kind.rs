@@ -16,6 +16,7 @@ pub enum ObjectKind {
     PodDisruptionBudget,
     ResourceQuota,
     NodeMetrics,
+    Numatopology,
     Namespace,
     PersistentVolumeClaim,
     PersistentVolume,
@@ -32,7 +33,7 @@ pub enum ObjectKind {
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 21] = [
+    pub const ALL: [ObjectKind; 22] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -43,6 +44,7 @@ impl ObjectKind {
         ObjectKind::PodDisruptionBudget,
         ObjectKind::ResourceQuota,
         ObjectKind::NodeMetrics,
+        ObjectKind::Numatopology,
         ObjectKind::PersistentVolumeClaim,
         ObjectKind::PersistentVolume,
         ObjectKind::StorageClass,
@@ -80,6 +82,7 @@ impl ObjectKind {
             ClusterObject::PodDisruptionBudget(_) => ObjectKind::PodDisruptionBudget,
             ClusterObject::ResourceQuota(_) => ObjectKind::ResourceQuota,
             ClusterObject::NodeMetrics(_) => ObjectKind::NodeMetrics,
+            ClusterObject::Numatopology(_) => ObjectKind::Numatopology,
             ClusterObject::Namespace(_) => ObjectKind::Namespace,
             ClusterObject::PersistentVolumeClaim(_) => ObjectKind::PersistentVolumeClaim,
             ClusterObject::PersistentVolume(_) => ObjectKind::PersistentVolume,
@@ -112,6 +115,7 @@ impl ObjectKind {
             ObjectKind::PodDisruptionBudget => "PodDisruptionBudget",
             ObjectKind::ResourceQuota => "ResourceQuota",
             ObjectKind::NodeMetrics => "NodeMetrics",
+            ObjectKind::Numatopology => "Numatopology",
             ObjectKind::Namespace => "Namespace",
             ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
             ObjectKind::PersistentVolume => "PersistentVolume",
@@ -146,6 +150,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::PodDisruptionBudget(o) => &o.metadata,
         ClusterObject::ResourceQuota(o) => &o.metadata,
         ClusterObject::NodeMetrics(o) => &o.metadata,
+        ClusterObject::Numatopology(o) => &o.metadata,
         ClusterObject::Namespace(o) => &o.metadata,
         ClusterObject::PersistentVolumeClaim(o) => &o.metadata.meta,
         ClusterObject::PersistentVolume(o) => &o.metadata,

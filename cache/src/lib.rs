@@ -4,6 +4,7 @@
 mod assume;
 mod event;
 mod kind;
+mod numa_bookings;
 mod offline;
 mod pod_store;
 mod state;

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tephra_engine::api::{
-    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Pod, PodDisruptionBudget, PodGroup,
-    PriorityClass, Queue, ResourceQuota,
+    ClusterObject, HyperNode, Namespace, Node, NodeMetrics, Numatopology, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue, ResourceQuota,
 };
 use tephra_engine::arrival::{prepare_node, prepare_pod, prepare_pod_group};
 use tephra_engine::snapshot::{
     NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables, WorkloadSelectors,
 };
 
+use crate::numa_bookings::NumaBookings;
 use crate::pod_store::PodStore;
 use crate::store::Store;
 use crate::{ClusterEvent, ObjectKind};
@@ -29,6 +30,9 @@ pub struct ClusterState {
     pub(crate) pdbs: Store<PodDisruptionBudget>,
     pub(crate) resource_quotas: Store<ResourceQuota>,
     pub(crate) node_metrics: Store<NodeMetrics>,
+    pub(crate) numatopologies: Store<Numatopology>,
+    /// NUMA sets the scheduler chose for pods their nodes do not report yet.
+    pub(crate) numa_bookings: NumaBookings,
     pub(crate) namespaces: Store<Namespace>,
     /// Claims, volumes, classes and CSI objects: one shared set a snapshot takes as it is.
     pub(crate) storage: Arc<StorageObjects>,
@@ -148,7 +152,10 @@ impl ClusterState {
             } => {
                 let k = key(&namespace, &name);
                 match kind {
-                    ObjectKind::Pod => self.pods.remove(&k),
+                    ObjectKind::Pod => {
+                        self.numa_bookings.forget_pod(&namespace, &name);
+                        self.pods.remove(&k)
+                    }
                     ObjectKind::Node => self.nodes.remove(&k),
                     ObjectKind::PodGroup => self.pod_groups.remove(&k),
                     ObjectKind::Queue => self.queues.remove(&k),
@@ -157,6 +164,7 @@ impl ClusterState {
                     ObjectKind::PodDisruptionBudget => self.pdbs.remove(&k),
                     ObjectKind::ResourceQuota => self.resource_quotas.remove(&k),
                     ObjectKind::NodeMetrics => self.node_metrics.remove(&k),
+                    ObjectKind::Numatopology => self.numatopologies.remove(&k),
                     ObjectKind::Namespace => self.namespaces.remove(&k),
                     ObjectKind::Service
                     | ObjectKind::ReplicationController
@@ -196,6 +204,7 @@ impl ClusterState {
             ClusterObject::PodDisruptionBudget(o) => _ = self.pdbs.upsert(k, *o),
             ClusterObject::ResourceQuota(o) => _ = self.resource_quotas.upsert(k, *o),
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
+            ClusterObject::Numatopology(o) => _ = self.numatopologies.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
             workload @ (ClusterObject::Service(_)
             | ClusterObject::ReplicationController(_)
@@ -313,6 +322,12 @@ impl ClusterState {
         for o in self.node_metrics.iter() {
             b.node_metrics(o.clone());
         }
+        for o in self.numatopologies.iter() {
+            if let Some(held) = self.numa_bookings.held(o) {
+                b.numa_held(&o.metadata.name, held);
+            }
+            b.numatopology(o.clone());
+        }
         for o in self.namespaces.iter() {
             b.namespace(o);
         }
@@ -341,6 +356,7 @@ impl ClusterState {
             self.pdbs.changes(),
             self.resource_quotas.changes(),
             self.node_metrics.changes(),
+            self.numatopologies.changes(),
             self.namespaces.changes(),
             self.storage_changes,
             self.workload_changes,

@@ -142,6 +142,7 @@ impl Harness {
     /// Adds objects written as YAML manifests (documents separated by `---`, each with a
     /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget,
     /// ResourceQuota, NodeMetrics, or a storage kind: PersistentVolumeClaim, PersistentVolume, StorageClass,
+    /// Numatopology, NodeMetrics, or a storage kind: PersistentVolumeClaim, PersistentVolume, StorageClass,
     /// CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
     pub fn manifests(self, yaml: &str) -> Self {
         let docs: Vec<serde_json::Value> =
@@ -169,6 +170,7 @@ impl Harness {
                 "HyperNode" => b.hyper_node(Arc::new(from_value(doc))),
                 "PodDisruptionBudget" => b.pdb(Arc::new(from_value(doc))),
                 "ResourceQuota" => b.resource_quota(Arc::new(from_value(doc))),
+                "Numatopology" => b.numatopology(Arc::new(from_value(doc))),
                 "NodeMetrics" => b.node_metrics(Arc::new(from_value(doc))),
                 storage => {
                     let object = match storage {

@@ -37,6 +37,7 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::PodDisruptionBudget => ("policy", "v1", "poddisruptionbudgets"),
         ObjectKind::ResourceQuota => ("", "v1", "resourcequotas"),
         ObjectKind::NodeMetrics => ("metrics.k8s.io", "v1beta1", "nodes"),
+        ObjectKind::Numatopology => ("nodeinfo.volcano.sh", "v1alpha1", "numatopologies"),
         ObjectKind::Namespace => ("", "v1", "namespaces"),
         ObjectKind::PersistentVolumeClaim => ("", "v1", "persistentvolumeclaims"),
         ObjectKind::PersistentVolume => ("", "v1", "persistentvolumes"),
@@ -55,8 +56,8 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
 
 /// The kinds to watch, as Volcano's cache registers its informers (Volcano:
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
-/// and their gate, PodDisruptionBudgets with theirs, ReplicationControllers, ReplicaSets and
-/// StatefulSets with WorkLoadSupport, CSIDrivers and CSIStorageCapacities with
+/// and their gate, PodDisruptionBudgets and Numatopologies with theirs, ReplicationControllers,
+/// ReplicaSets and StatefulSets with WorkLoadSupport, CSIDrivers and CSIStorageCapacities with
 /// `--csi-storage`; Namespaces, Services, HyperNodes, ResourceQuotas and the other storage
 /// kinds always.
 pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
@@ -65,7 +66,11 @@ pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     if flags.priority_class && gates.priority_class {
         kinds.push(ObjectKind::PriorityClass);
     }
-    kinds.extend([ObjectKind::Namespace, ObjectKind::Queue, ObjectKind::Node]);
+    kinds.extend([ObjectKind::Namespace, ObjectKind::Queue]);
+    if gates.resource_topology {
+        kinds.push(ObjectKind::Numatopology);
+    }
+    kinds.push(ObjectKind::Node);
     kinds.push(ObjectKind::HyperNode);
     kinds.extend([ObjectKind::PodGroup, ObjectKind::Pod]);
     if gates.pod_disruption_budgets {
@@ -370,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn volcanos_defaults_watch_budgets_hyper_nodes_and_storage() {
+    fn volcanos_defaults_watch_budgets_hyper_nodes_numatopologies_and_storage() {
         let flags = |args: &[&str]| {
             let mut all = vec!["vc-scheduler"];
             all.extend_from_slice(args);
@@ -383,6 +388,7 @@ mod tests {
             ObjectKind::HyperNode,
             ObjectKind::PodDisruptionBudget,
             ObjectKind::ResourceQuota,
+            ObjectKind::Numatopology,
             ObjectKind::Pod,
             ObjectKind::PersistentVolumeClaim,
             ObjectKind::CsiStorageCapacity,
@@ -394,12 +400,13 @@ mod tests {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
         let kinds = watched_kinds(&flags(&[
-            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false,WorkLoadSupport=false",
+            "--feature-gates=PodDisruptionBudgetsSupport=false,PriorityClass=false,WorkLoadSupport=false,ResourceTopology=false",
             "--csi-storage=false",
         ]));
         for k in [
             ObjectKind::PodDisruptionBudget,
             ObjectKind::PriorityClass,
+            ObjectKind::Numatopology,
             ObjectKind::CsiDriver,
             ObjectKind::CsiStorageCapacity,
             ObjectKind::ReplicaSet,

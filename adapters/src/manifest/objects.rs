@@ -5,9 +5,9 @@ use serde_json::Value;
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{
     ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
-    PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup, PriorityClass,
-    Queue, ReplicaSet, ReplicationController, ResourceQuota, Service, StatefulSet, StorageClass,
-    VolumeAttachment,
+    Numatopology, PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup,
+    PriorityClass, Queue, ReplicaSet, ReplicationController, ResourceQuota, Service, StatefulSet,
+    StorageClass, VolumeAttachment,
 };
 
 use super::field_path::failing_field;
@@ -91,6 +91,9 @@ pub fn decode(
             typed::<ResourceQuota>(value, origin, location, &what)?,
         )),
         ObjectKind::NodeMetrics => ClusterObject::NodeMetrics(Box::new(typed::<NodeMetrics>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::Numatopology => ClusterObject::Numatopology(Box::new(typed::<Numatopology>(
             value, origin, location, &what,
         )?)),
         ObjectKind::Namespace => ClusterObject::Namespace(Box::new(typed::<Namespace>(

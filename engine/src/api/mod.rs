@@ -4,6 +4,7 @@
 //! manifest or an API response deserializes straight into them; unknown fields are ignored.
 
 mod memo;
+mod numatopology;
 mod objects;
 mod resource_list;
 mod storage;
@@ -11,6 +12,9 @@ mod time;
 mod workloads;
 
 pub use memo::{Lent, Memo};
+pub use numatopology::{
+    CpuInfo, NumaResourceInfo, NumaSets, NumatopoSpec, Numatopology, PodAllocation,
+};
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use storage::*;

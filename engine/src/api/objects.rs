@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CsiDriver, CsiNode, CsiStorageCapacity, Memo, PersistentVolume, PersistentVolumeClaim,
-    ResourceList, StorageClass, Time, VolumeAttachment,
+    CsiDriver, CsiNode, CsiStorageCapacity, Memo, Numatopology, PersistentVolume,
+    PersistentVolumeClaim, ResourceList, StorageClass, Time, VolumeAttachment,
 };
 
 /// `metadata`.
@@ -305,6 +305,10 @@ pub struct PodCondition {
     pub status: String,
     pub reason: String,
     pub message: String,
+    /// When the condition last changed status (`cdp` measures a pod's cool-down from its
+    /// `PodScheduled` one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -653,6 +657,7 @@ pub enum ClusterObject {
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     ResourceQuota(Box<ResourceQuota>),
     NodeMetrics(Box<NodeMetrics>),
+    Numatopology(Box<Numatopology>),
     Namespace(Box<Namespace>),
     PersistentVolumeClaim(Box<PersistentVolumeClaim>),
     PersistentVolume(Box<PersistentVolume>),

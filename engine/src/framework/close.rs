@@ -89,6 +89,7 @@ impl Session {
             .extend(pod_conditions.into_iter().flatten());
         self.queue_status(&mut d);
         d.events.extend(self.state.take_events());
+        d.numa_bookings = std::mem::take(&mut self.state.numa_bookings);
         self.state.metrics.search = self.state.take_search_timings();
         d.metrics = std::mem::take(&mut self.state.metrics);
         // Plugins go now (one may come from a library); freeing the session's columns and the

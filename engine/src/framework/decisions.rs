@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::api::{ClaimReference, PodGroupStatus, ResourceList};
+use crate::api::{ClaimReference, NumaSets, PodGroupStatus, ResourceList};
 
 use super::{Event, SessionMetrics};
 
@@ -78,6 +78,18 @@ pub struct PodConditionUpdate {
     pub nominated_node: Option<String>,
 }
 
+/// The NUMA resource sets (CPU ids by resource name) `numa-aware` chose for a pod it placed
+/// this session: the cache keeps them taken on the node until the node's Numatopology reports
+/// the pod (Volcano: pkg/scheduler/cache/cache.go, AddUnassignedNumaPods).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumaBooking {
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
+    pub uid: Arc<str>,
+    pub node: String,
+    pub sets: NumaSets,
+}
+
 /// Everything one cycle decided.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decisions {
@@ -88,6 +100,7 @@ pub struct Decisions {
     pub queues: Vec<QueueUpdate>,
     pub pod_conditions: Vec<PodConditionUpdate>,
     pub events: Vec<Event>,
+    pub numa_bookings: Vec<NumaBooking>,
     /// What the session counted and timed for the metrics.
     pub metrics: SessionMetrics,
 }

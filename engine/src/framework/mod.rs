@@ -29,8 +29,8 @@ pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
 pub use config_check::{CheckedConfig, SetAside, Strictness, check_config};
 pub use decisions::{
-    Bind, Decisions, Eviction, Pipelined, PodConditionUpdate, PodGroupUpdate, QueueUpdate,
-    VolumeBinds,
+    Bind, Decisions, Eviction, NumaBooking, Pipelined, PodConditionUpdate, PodGroupUpdate,
+    QueueUpdate, VolumeBinds,
 };
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};

@@ -12,8 +12,8 @@ use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeColumns};
 use super::{
-    Event, FitErrors, JobConditions, SearchStage, SearchTimings, SessionMetrics, SessionOptions,
-    VolumeBinds,
+    Event, FitErrors, JobConditions, NumaBooking, SearchStage, SearchTimings, SessionMetrics,
+    SessionOptions, VolumeBinds,
 };
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
@@ -91,6 +91,8 @@ pub struct SessionState {
     /// Volume work each bind needs first, by task: left by the plugin that assumed it (the
     /// predicates plugin's VolumeBinding) when the session closes.
     pub volume_binds: HashMap<TaskId, VolumeBinds>,
+    /// NUMA sets plugins chose for the pods they placed, left at close for the cache.
+    pub numa_bookings: Vec<NumaBooking>,
     events: Mutex<Vec<Event>>,
     /// What the session reports for the metrics (plugins and actions add to it).
     pub metrics: SessionMetrics,
@@ -173,6 +175,7 @@ impl SessionState {
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             volume_binds: HashMap::new(),
+            numa_bookings: Vec::new(),
             events: Mutex::new(Vec::new()),
             metrics: SessionMetrics::default(),
             placed_jobs: Vec::new(),

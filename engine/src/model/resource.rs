@@ -275,6 +275,21 @@ impl Resource {
         true
     }
 
+    /// `LessPartly(rr, dv)`: some dimension strictly less. Under `Zero` a scalar only `rr` has
+    /// counts as less; under `Infinity` one only `self` has does.
+    pub fn less_partly(&self, rr: &Resource, dv: DimDefault) -> bool {
+        if self.milli_cpu < rr.milli_cpu || self.memory < rr.memory {
+            return true;
+        }
+        if dv == DimDefault::Zero && rr.scalars().any(|(d, _)| self.scalar(d).is_none()) {
+            return true;
+        }
+        self.scalars().any(|(d, l)| match rr.scalar(d) {
+            Some(r) => l < r,
+            None => dv == DimDefault::Infinity || l < 0.0,
+        })
+    }
+
     /// `LessEqual(rr, dv)`: every dimension `l < r` or within ε.
     pub fn less_equal(&self, rr: &Resource, dv: DimDefault) -> bool {
         if !le_eps(self.milli_cpu, rr.milli_cpu) || !le_eps(self.memory, rr.memory) {
@@ -606,6 +621,22 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), Quantity::parse(v).unwrap()))
             .collect()
+    }
+
+    #[test]
+    fn less_partly_needs_one_smaller_dimension_and_reads_missing_scalars_by_default() {
+        let gpu = Dim::of("nvidia.com/gpu");
+        let mut with_gpu = Resource::cpu_mem(1000.0, 0.0);
+        with_gpu.set_scalar(gpu, 1000.0);
+        let cpu_only = Resource::cpu_mem(2000.0, 0.0);
+        assert!(Resource::cpu_mem(1000.0, 5.0).less_partly(&cpu_only, DimDefault::Zero));
+        assert!(!cpu_only.less_partly(&Resource::cpu_mem(1000.0, 0.0), DimDefault::Zero));
+        assert!(
+            cpu_only.less_partly(&with_gpu, DimDefault::Zero),
+            "gpu missing = 0 < 1"
+        );
+        assert!(!cpu_only.less_partly(&with_gpu, DimDefault::Infinity));
+        assert!(with_gpu.less_partly(&Resource::cpu_mem(1000.0, 0.0), DimDefault::Infinity));
     }
 
     #[test]

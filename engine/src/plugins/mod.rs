@@ -2,6 +2,7 @@
 
 pub mod binpack;
 pub mod capacity;
+pub mod cdp;
 pub mod conformance;
 pub mod drf;
 pub mod gang;
@@ -10,6 +11,7 @@ pub mod k8s;
 pub mod network_topology_aware;
 pub mod nodegroup;
 pub mod nodeorder;
+pub mod numa_aware;
 pub mod overcommit;
 pub mod pdb;
 pub mod predicates;
@@ -23,6 +25,7 @@ pub mod resource_strategy_fit;
 pub mod resourcequota;
 mod share_order;
 pub mod sla;
+pub mod task_topology;
 pub mod tdm;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -62,4 +65,7 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("nodegroup", nodegroup::build);
     r.register("tdm", tdm::build);
     r.register("usage", usage::build);
+    r.register("cdp", cdp::build);
+    r.register("task-topology", task_topology::build);
+    r.register("numa-aware", numa_aware::build);
 }

@@ -28,7 +28,8 @@ use super::{
 };
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
-    Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList, ResourceQuota,
+    NumaSets, Numatopology, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
+    ResourceQuota,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -57,6 +58,8 @@ pub struct SnapshotBuilder<'a> {
     hyper_nodes: Vec<Arc<HyperNode>>,
     pdbs: Vec<Arc<PodDisruptionBudget>>,
     resource_quotas: Vec<Arc<ResourceQuota>>,
+    numatopologies: Vec<Arc<Numatopology>>,
+    numa_held: BTreeMap<String, NumaSets>,
     node_metrics: Vec<Arc<NodeMetrics>>,
     namespaces: NamespaceTable,
     storage: Arc<StorageObjects>,
@@ -198,6 +201,15 @@ impl<'a> SnapshotBuilder<'a> {
         self.resource_quotas.push(quota);
         self
     }
+    pub fn numatopology(&mut self, n: Arc<Numatopology>) -> &mut Self {
+        self.numatopologies.push(n);
+        self
+    }
+    /// NUMA sets held on `node` by pods its Numatopology does not report yet.
+    pub fn numa_held(&mut self, node: &str, sets: NumaSets) -> &mut Self {
+        self.numa_held.insert(node.to_string(), sets);
+        self
+    }
     pub fn node_metrics(&mut self, m: Arc<NodeMetrics>) -> &mut Self {
         self.node_metrics.push(m);
         self
@@ -308,6 +320,8 @@ impl<'a> SnapshotBuilder<'a> {
         });
         snap.pdbs = self.pdbs.clone();
         snap.resource_quotas = self.resource_quotas.clone();
+        snap.numatopologies = self.numatopologies.clone();
+        snap.numa_held = self.numa_held.clone();
         snap.namespaces = Arc::new(self.namespaces.clone());
         snap.storage = self.storage.clone();
         snap.workload_selectors = self.workload_selectors.clone();

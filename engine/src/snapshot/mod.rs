@@ -78,6 +78,11 @@ pub struct Snapshot {
     pub pdbs: Vec<std::sync::Arc<crate::api::PodDisruptionBudget>>,
     /// ResourceQuotas, for the `resourcequota` plugin's admission check.
     pub resource_quotas: Vec<std::sync::Arc<crate::api::ResourceQuota>>,
+    /// Nodes' CPU and NUMA topologies, for the `numa-aware` plugin.
+    pub numatopologies: Vec<std::sync::Arc<crate::api::Numatopology>>,
+    /// Per node name, NUMA sets (CPU ids by resource name) still held by pods bound with sets
+    /// the scheduler chose that the node's Numatopology does not report yet.
+    pub numa_held: std::collections::BTreeMap<String, crate::api::NumaSets>,
     /// Claims, volumes, storage classes and CSI objects, for the volume filters.
     pub storage: Arc<StorageObjects>,
     /// The Services' and workloads' selectors, for default topology spreading.
