@@ -3,12 +3,10 @@
 //!
 //! mimalloc asks for huge pages on its arenas, and with them the first touch of each 2 MiB of
 //! fresh heap zeroes all 2 MiB inside one page fault. A cycle builds its snapshot, session and
-//! decisions in memory it has not touched before. On the benchmark machine (a VM whose memory the
-//! host backs lazily) those faults were a third to a half of a first cycle: measured side by side
-//! with `tephra bench` (medians, 2 threads), `large` first cycle 1,383 → 757 ms,
-//! `medium-contended` 1,669 → 1,231 ms, peak RSS a little lower. Where fresh memory is cheap the
-//! trade goes the other way, by less: `medium` first cycle 113 → 132 ms, steady cycles 86 → 90
-//! ms. An operator on such machines keeps huge pages with `TEPHRA_KEEP_HUGE_PAGES=1`.
+//! decisions in memory it has not touched before, and on a VM whose memory the host backs
+//! lazily zeroing whole huge pages dominates a first cycle; so huge pages are off. Where fresh
+//! memory is cheap the trade goes the other way, by less: an operator on such machines keeps
+//! huge pages with `TEPHRA_KEEP_HUGE_PAGES=1`.
 
 /// The environment variable that keeps transparent huge pages on.
 pub const KEEP_HUGE_PAGES: &str = "TEPHRA_KEEP_HUGE_PAGES";

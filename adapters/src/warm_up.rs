@@ -6,12 +6,9 @@
 //! opened and closed on its second snapshot, running no action; what it decides is dropped,
 //! never assumed or written. Its reasons:
 //! - A cycle builds its tables, node sums and decisions in memory the process has not touched
-//!   yet, and the kernel zeroes each fresh page as it is first touched: in the first `large`
-//!   cycle those faults were a third of snapshot's CPU time, close to half of open's and an
-//!   eighth of allocate's and close's. The allocator keeps what the warm-up frees
-//!   (`freed_memory`), so the first cycle reuses it, as every later cycle reuses the memory of
-//!   the one before (`large` first cycle 237.7 -> 195.5 ms against a warm-up of the cache alone,
-//!   medians of 4 alternating runs).
+//!   yet, and the kernel zeroes each fresh page as it is first touched. The allocator keeps
+//!   what the warm-up frees (`freed_memory`), so the first cycle reuses it, as every later
+//!   cycle reuses the memory of the one before.
 //! - The session leaves the kube view's per-node sums in the carryover, so the first cycle, like
 //!   every later one, sums again only the nodes that changed since.
 //!

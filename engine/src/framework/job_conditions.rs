@@ -2,9 +2,9 @@
 //! PodGroup's own apart from transition times and IDs, worked out while they are built.
 //!
 //! Close writes a PodGroup's status only when it changed. Comparing every job's new conditions
-//! with its PodGroup's read each PodGroup's conditions a second time, after gang had just read
-//! them to build the new ones; PodGroups updated over many cycles lie scattered over the heap, so
-//! on a long-running `large` cluster that second read was a fifth of close's CPU.
+//! with its PodGroup's afterwards would read each PodGroup's conditions a second time, after
+//! gang just read them to build the new ones; PodGroups updated over many cycles lie scattered
+//! over the heap, so the comparison is made during that first read.
 
 use crate::api::PodGroupCondition;
 use crate::model::JobId;

@@ -208,7 +208,8 @@ impl Resource {
     }
 
     /// `Sub` without the assertion (`SubWithoutAssert`): Volcano panics when `rr` is not
-    /// `≤ self`; tephra never panics on cluster data, callers that care check `fits_in` first.
+    /// `≤ self`; tephra never panics on cluster data, callers that care check `less_equal`
+    /// first.
     pub fn sub(&mut self, rr: &Resource) -> &mut Self {
         self.milli_cpu -= rr.milli_cpu;
         self.memory -= rr.memory;
@@ -492,8 +493,8 @@ impl Resource {
         }
         inc.scalars = ScalarMap::empty();
         dec.scalars = ScalarMap::empty();
-        // Inline: called per job at every session open (elastic resources), so a heap vector
-        // here was a third of a steady open's allocations.
+        // Inline: called per job at every session open (elastic resources), where a heap vector
+        // would be an allocation per job.
         let mut names: SmallVec<[Dim; 8]> = self
             .scalars()
             .map(|e| e.0)

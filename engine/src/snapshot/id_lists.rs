@@ -1,7 +1,7 @@
 //! `IdLists`: one list of ids per row (a job's tasks, a job's sub-jobs, a node's pods at session
-//! open), stored as one flat array and the offset where each row starts. A `Vec<Vec<_>>` cost an
-//! allocation per job and per sub-job in every snapshot (54k jobs on `large`: most of a steady
-//! snapshot's allocations), and as many frees when the snapshot went.
+//! open), stored as one flat array and the offset where each row starts. A `Vec<Vec<_>>` would
+//! be an allocation per job and per sub-job in every snapshot, and as many frees when the
+//! snapshot goes.
 
 use std::ops::Index;
 

@@ -4,8 +4,8 @@
 //! kept in the node's memo (the cache prepares it as the node arrives). A snapshot whose node
 //! tables must be rebuilt, because some node changed, then parses only the changed nodes'
 //! resources and images. Labels and taints are copied into the table, not shared: plugins look
-//! them up for every node they check, and a pointer more per lookup cost more in allocate than
-//! the copy saves here.
+//! them up for every node they check, and a pointer more per lookup would cost allocate more
+//! than the copy saves here.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

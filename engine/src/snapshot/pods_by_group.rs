@@ -1,8 +1,9 @@
 //! Pods grouped by the PodGroup they name, each group in task order.
 //!
 //! A snapshot lists a job's tasks together, ordered by pod UID, namespace and name. Grouping and
-//! sorting 400k pods every cycle cost more than a third of a large snapshot, so the cache keeps
-//! this index as pods come and go and a snapshot reads the groups as they stand.
+//! sorting every pod at every cycle would make the snapshot's work proportional to the cluster,
+//! so the cache keeps this index as pods come and go and a snapshot reads the groups as they
+//! stand.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -151,7 +152,7 @@ impl PodsByGroup {
 }
 
 /// Groups up to this size are searched by address alone: comparing order keys reads every
-/// probed pod's strings, a cache miss or two each, which cost more than the scan.
+/// probed pod's strings, a cache miss or two each, more than the scan of a small group.
 const SCANNED_GROUP: usize = 64;
 
 /// Where this very version of `pod` sits in `group`.

@@ -324,12 +324,10 @@ macro_rules! fresh_value {
 
 /// The fresh rows' values, column by column, in pieces of consecutive rows. When the table has
 /// earlier rows, each fresh row is read once, row by row, a piece per task of the pool: the rows
-/// lie in the pods' memos all over the heap, and when every column read them in a pass of its
-/// own, each was read eighteen times (the cycle after a `large` first cycle's 50k binds has 58k
-/// fresh rows). The columns then take the pieces' values in order, without joining them first.
-/// When every row is fresh (a first build, 400k rows), each column is collected on the pool by
-/// index instead, in one piece: row-by-row pieces of the whole table made the first cycle's open
-/// 3-6 ms slower (median of 10), their memory taken from what open reuses.
+/// lie in the pods' memos all over the heap, and a pass per column would read each row once per
+/// column. The columns then take the pieces' values in order, without joining them first. When
+/// every row is fresh (a first build), each column is collected on the pool by index instead, in
+/// one piece: row-by-row pieces of the whole table would take memory from what open reuses.
 fn fresh_columns(rows: &[FreshRow], nodes: &NodeTable, all_fresh: bool) -> Vec<TaskTable> {
     if all_fresh {
         let mut t = TaskTable::default();

@@ -38,6 +38,6 @@ pub mod volume_zone;
 pub use cluster::{Cluster, ClusterView};
 
 /// One score per node asked about. A re-rank after a placement asks about one node, so one
-/// score is kept inline: a contended cycle re-ranks hundreds of thousands of single nodes, and a
-/// vector per scorer each time was a fifth of its allocate's allocations.
+/// score is kept inline: a contended cycle re-ranks hundreds of thousands of single nodes, and
+/// a vector per scorer each time would be an allocation each.
 pub type NodeScores = smallvec::SmallVec<[i64; 1]>;
