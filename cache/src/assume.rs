@@ -68,7 +68,8 @@ impl ClusterState {
     }
 
     /// Applies `decisions`: a bind sets the pod's `spec.nodeName` (so it counts on its node next
-    /// cycle) and marks it scheduled, and does its volume work first, an eviction marks the pod deleting at `now` (so it is
+    /// cycle) and the bind's annotations (the API server copies a Binding's onto the pod; they
+    /// say which devices the pod holds) and marks it scheduled, and does its volume work first, an eviction marks the pod deleting at `now` (so it is
     /// Releasing), changed PodGroup statuses, queue `status.allocated` and unschedulable pod
     /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
@@ -81,6 +82,9 @@ impl ClusterState {
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {
                 pod.spec.node_name = b.node.clone();
+                pod.metadata
+                    .annotations
+                    .extend(b.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
                 set_scheduled_condition(pod, "True", "", "");
             }));
             if let Some(work) = &b.volumes {
@@ -169,6 +173,7 @@ mod tests {
             uid: uid.into(),
             node: node.into(),
             volumes: None,
+            annotations: Default::default(),
         }
     }
 

@@ -69,6 +69,7 @@ mod tests {
             uid: "".into(),
             node: node.into(),
             volumes: None,
+            annotations: Default::default(),
         };
         let d = Decisions {
             binds: vec![bind("b", "n1"), bind("a", "n2")],

@@ -91,6 +91,9 @@ pub struct SessionState {
     /// Volume work each bind needs first, by task: left by the plugin that assumed it (the
     /// predicates plugin's VolumeBinding) when the session closes.
     pub volume_binds: HashMap<TaskId, VolumeBinds>,
+    /// Pod annotations each bind sets, by task: left by the plugins that chose them (the
+    /// devices `deviceshare` assigned) when the session closes.
+    pub bind_annotations: HashMap<TaskId, BTreeMap<String, String>>,
     events: Mutex<Vec<Event>>,
     /// What the session reports for the metrics (plugins and actions add to it).
     pub metrics: SessionMetrics,
@@ -173,6 +176,7 @@ impl SessionState {
             job_topology: snap.jobs.network_topology.clone(),
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             volume_binds: HashMap::new(),
+            bind_annotations: HashMap::new(),
             events: Mutex::new(Vec::new()),
             metrics: SessionMetrics::default(),
             placed_jobs: Vec::new(),

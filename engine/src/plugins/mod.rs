@@ -3,6 +3,7 @@
 pub mod binpack;
 pub mod capacity;
 pub mod conformance;
+pub mod deviceshare;
 pub mod drf;
 pub mod gang;
 mod job_resources;
@@ -52,4 +53,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("binpack", binpack::build);
     r.register("nodeorder", nodeorder::build);
     r.register("predicates", predicates::build);
+    r.register("deviceshare", deviceshare::build);
 }

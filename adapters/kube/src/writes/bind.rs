@@ -1,6 +1,8 @@
 //! Binding a pod: its volume work first (`volumes`), then `POST pods/<name>/binding`, as
 //! Volcano's default binder does; the UID in the binding makes the API refuse a pod that was
-//! deleted and recreated since the snapshot.
+//! deleted and recreated since the snapshot, and the binding's annotations (the devices
+//! `deviceshare` chose) are copied onto the pod by the API server (Volcano:
+//! pkg/scheduler/cache/cache.go, DefaultBinder.Bind).
 
 use kube::api::PostParams;
 use serde_json::{Value, json};
@@ -16,6 +18,9 @@ pub fn binding(b: &Bind) -> Value {
     let mut metadata = json!({"name": &*b.name, "namespace": &*b.namespace});
     if !b.uid.is_empty() && *b.uid != format!("{}/{}", b.namespace, b.name) {
         metadata["uid"] = json!(&*b.uid);
+    }
+    if !b.annotations.is_empty() {
+        metadata["annotations"] = json!(&b.annotations);
     }
     json!({
         "apiVersion": "v1",
@@ -59,11 +64,28 @@ mod tests {
             uid: "u1".into(),
             node: "n1".into(),
             volumes: None,
+            annotations: Default::default(),
         };
         let v = binding(&b);
         assert_eq!(v["metadata"]["uid"], "u1");
         assert_eq!(v["target"]["kind"], "Node");
         assert_eq!(v["target"]["name"], "n1");
+    }
+
+    #[test]
+    fn the_binding_carries_the_pods_device_annotations() {
+        let b = Bind {
+            namespace: "ns".into(),
+            name: "p".into(),
+            uid: "u1".into(),
+            node: "n1".into(),
+            volumes: None,
+            annotations: [("volcano.sh/gpu-index".to_string(), "1".to_string())].into(),
+        };
+        assert_eq!(
+            binding(&b)["metadata"]["annotations"]["volcano.sh/gpu-index"],
+            "1"
+        );
     }
 
     #[test]
@@ -74,6 +96,7 @@ mod tests {
             uid: "ns/p".into(),
             node: "n1".into(),
             volumes: None,
+            annotations: Default::default(),
         };
         assert!(binding(&b)["metadata"].get("uid").is_none());
     }
