@@ -173,6 +173,7 @@ mod tests {
             uid: uid.into(),
             node: node.into(),
             volumes: None,
+            node_lock: None,
             annotations: Default::default(),
         }
     }

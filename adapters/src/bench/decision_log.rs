@@ -69,6 +69,7 @@ mod tests {
             uid: "".into(),
             node: node.into(),
             volumes: None,
+            node_lock: None,
             annotations: Default::default(),
         };
         let d = Decisions {

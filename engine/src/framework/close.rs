@@ -35,6 +35,7 @@ impl Session {
         let tasks = &snap.tasks;
         let volume_binds = std::mem::take(&mut self.state.volume_binds);
         let bind_annotations = std::mem::take(&mut self.state.bind_annotations);
+        let bind_node_locks = std::mem::take(&mut self.state.bind_node_locks);
         d.binds = self
             .binds
             .par_iter()
@@ -45,6 +46,7 @@ impl Session {
                 node: snap.nodes.name[n.idx()].clone(),
                 volumes: volume_binds.get(&t).cloned().map(Box::new),
                 annotations: bind_annotations.get(&t).cloned().unwrap_or_default(),
+                node_lock: bind_node_locks.get(&t).copied(),
             })
             .collect();
         for (t, reason) in &self.evictions {

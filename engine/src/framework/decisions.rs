@@ -22,6 +22,9 @@ pub struct Bind {
     /// plugin on the node); Volcano's binder sends them in the Binding, whose annotations the
     /// API server copies onto the pod.
     pub annotations: BTreeMap<String, String>,
+    /// The node annotation to take as a lock before the bind (`deviceshare.NodeLockEnable`:
+    /// the device plugin on the node releases it once it has read the pod's devices).
+    pub node_lock: Option<&'static str>,
 }
 
 /// The volume work before one bind (VolumeBinding's PreBind, which Volcano's binder runs before

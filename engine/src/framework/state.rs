@@ -94,6 +94,8 @@ pub struct SessionState {
     /// Pod annotations each bind sets, by task: left by the plugins that chose them (the
     /// devices `deviceshare` assigned) when the session closes.
     pub bind_annotations: HashMap<TaskId, BTreeMap<String, String>>,
+    /// The node lock each bind takes first, by task (`deviceshare.NodeLockEnable`).
+    pub bind_node_locks: HashMap<TaskId, &'static str>,
     events: Mutex<Vec<Event>>,
     /// What the session reports for the metrics (plugins and actions add to it).
     pub metrics: SessionMetrics,
@@ -177,6 +179,7 @@ impl SessionState {
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             volume_binds: HashMap::new(),
             bind_annotations: HashMap::new(),
+            bind_node_locks: HashMap::new(),
             events: Mutex::new(Vec::new()),
             metrics: SessionMetrics::default(),
             placed_jobs: Vec::new(),

@@ -10,6 +10,7 @@ use tephra_cache::ObjectKind;
 use tephra_engine::framework::Bind;
 
 use super::Writer;
+use super::node_lock::lock_node;
 use super::volumes::{VolumeWrites, bind_volumes};
 use crate::watch::api_resource;
 
@@ -30,7 +31,8 @@ pub fn binding(b: &Bind) -> Value {
     })
 }
 
-/// Binds one pod, after its volume work (`volumes`: the writes, or why they cannot be made).
+/// Binds one pod, after its volume work (`volumes`: the writes, or why they cannot be made) and
+/// its node lock, when it takes one.
 pub async fn bind(
     w: &Writer,
     b: &Bind,
@@ -44,6 +46,9 @@ pub async fn bind(
         }
         Ok(Some(writes)) => bind_volumes(w, &writes).await?,
         Ok(None) => {}
+    }
+    if let Some(lock) = b.node_lock {
+        lock_node(w, &b.node, lock).await?;
     }
     w.before("create pods/binding").await;
     w.api(&api_resource(ObjectKind::Pod), &b.namespace)
@@ -64,6 +69,7 @@ mod tests {
             uid: "u1".into(),
             node: "n1".into(),
             volumes: None,
+            node_lock: None,
             annotations: Default::default(),
         };
         let v = binding(&b);
@@ -80,6 +86,7 @@ mod tests {
             uid: "u1".into(),
             node: "n1".into(),
             volumes: None,
+            node_lock: None,
             annotations: [("volcano.sh/gpu-index".to_string(), "1".to_string())].into(),
         };
         assert_eq!(
@@ -96,6 +103,7 @@ mod tests {
             uid: "ns/p".into(),
             node: "n1".into(),
             volumes: None,
+            node_lock: None,
             annotations: Default::default(),
         };
         assert!(binding(&b)["metadata"].get("uid").is_none());

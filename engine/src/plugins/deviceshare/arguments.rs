@@ -10,6 +10,7 @@ use crate::config::{ArgumentError, Arguments};
 pub const GPU_SHARING_ENABLE: &str = "deviceshare.GPUSharingEnable";
 pub const GPU_NUMBER_ENABLE: &str = "deviceshare.GPUNumberEnable";
 pub const VGPU_ENABLE: &str = "deviceshare.VGPUEnable";
+pub const NODE_LOCK_ENABLE: &str = "deviceshare.NodeLockEnable";
 pub const SCHEDULE_POLICY: &str = "deviceshare.SchedulePolicy";
 pub const SCHEDULE_WEIGHT: &str = "deviceshare.ScheduleWeight";
 pub const GPU_EXCLUSIVE_RULES: &str = "deviceshare.GPUExclusiveRules";
@@ -36,12 +37,17 @@ impl SchedulePolicy {
 /// A set of pod labels: pods carrying all of them never share a vGPU card with each other.
 pub type ExclusiveRule = BTreeMap<String, String>;
 
-/// The arguments as Volcano reads them, with its defaults (everything off, weight 0).
+/// The arguments as Volcano reads them, with its defaults (everything off, weight 0). The
+/// Ascend switches and the device ConfigMap's name and namespace
+/// (`deviceshare.KnownGeometriesCMName`, `...Namespace`) are not read: Ascend devices are not
+/// modelled, and the ConfigMap's defaults hold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceShareArgs {
     pub gpu_sharing: bool,
     pub gpu_number: bool,
     pub vgpu: bool,
+    /// Lock the node (a node annotation) before binding a pod to its cards.
+    pub node_lock: bool,
     pub schedule_policy: SchedulePolicy,
     pub schedule_weight: i64,
     pub exclusive_rules: Vec<ExclusiveRule>,
@@ -56,6 +62,7 @@ impl DeviceShareArgs {
             gpu_sharing: flag(GPU_SHARING_ENABLE)?,
             gpu_number: flag(GPU_NUMBER_ENABLE)?,
             vgpu: flag(VGPU_ENABLE)?,
+            node_lock: flag(NODE_LOCK_ENABLE)?,
             schedule_policy: SchedulePolicy::parse(
                 &args.string(SCHEDULE_POLICY)?.unwrap_or_default(),
             ),

@@ -13,6 +13,8 @@ pub const GPU_NUMBER: &str = "volcano.sh/gpu-number";
 pub const GPU_INDEX: &str = "volcano.sh/gpu-index";
 /// Pod annotation: when the cards were chosen, in Unix nanoseconds.
 pub const PREDICATE_TIME: &str = "volcano.sh/predicate-time";
+/// Node annotation taken as the lock before a gpu-memory pod's bind.
+pub const NODE_LOCK: &str = "gpu";
 /// Node annotation: comma-separated ids of cards not to use.
 pub const UNHEALTHY_GPU_IDS: &str = "volcano.sh/gpu-unhealthy-ids";
 

@@ -20,12 +20,21 @@ use crate::config::{ArgumentError, Arguments};
 use crate::framework::{FitError, Plugin, SessionState, StatusCode};
 use crate::model::{NodeId, TaskId};
 
-/// The plugin: its arguments, every node's cards as the session changes them, and the
-/// annotations of each placed task.
+/// The plugin: its arguments, every node's cards as the session changes them, and what each
+/// placed task's bind carries.
 pub struct DeviceShare {
     args: DeviceShareArgs,
     nodes: Vec<NodeDevices>,
-    placed: HashMap<TaskId, BTreeMap<String, String>>,
+    placed: HashMap<TaskId, BindWork>,
+}
+
+/// What a placed task's bind carries: the pod's device annotations and, with
+/// `deviceshare.NodeLockEnable`, the node lock to take first (Volcano takes it while allocating,
+/// through the API; the engine does no I/O, so the adapter takes it before the bind).
+#[derive(Default)]
+struct BindWork {
+    annotations: BTreeMap<String, String>,
+    node_lock: Option<&'static str>,
 }
 
 /// The devices Volcano registers on one node (`NodeInfo.Others`), each when enabled and present.
@@ -175,7 +184,7 @@ impl Plugin for DeviceShare {
         };
         let now = ssn.options.now.0;
         let name = ssn.snap.nodes.name[node.idx()].clone();
-        let mut annotations = BTreeMap::new();
+        let mut work = BindWork::default();
         let gpushare_ask = self.gpushare_ask(ssn, task);
         let vgpu_placement = self.vgpu_placement(ssn, task, node).transpose()?;
         let rules = self.rules_of(ssn, task);
@@ -185,7 +194,11 @@ impl Plugin for DeviceShare {
         if let (Some(g), Some(request)) = (&mut devices.gpushare, gpushare_ask) {
             let ids = g.allocate(task, request, &name)?;
             if !ids.is_empty() {
-                annotations.extend(gpushare::annotations(&ids, now * 1_000_000_000));
+                work.annotations
+                    .extend(gpushare::annotations(&ids, now * 1_000_000_000));
+            }
+            if request.memory > 0 && self.args.node_lock {
+                work.node_lock = Some(gpushare::NODE_LOCK);
             }
         }
         if let (Some(v), Some(placement)) = (&mut devices.vgpu, vgpu_placement) {
@@ -196,10 +209,14 @@ impl Plugin for DeviceShare {
                 requests: &requests,
                 rules: &rules,
             };
-            annotations.extend(v.allocate(task, &ask, &placement, now));
+            work.annotations
+                .extend(v.allocate(task, &ask, &placement, now));
+            if self.args.node_lock {
+                work.node_lock = Some(vgpu::NODE_LOCK);
+            }
         }
-        if !annotations.is_empty() {
-            self.placed.insert(task, annotations);
+        if !work.annotations.is_empty() || work.node_lock.is_some() {
+            self.placed.insert(task, work);
         }
         Ok(())
     }
@@ -222,13 +239,16 @@ impl Plugin for DeviceShare {
         }
     }
 
-    /// Leaves each placed task's annotations for its bind.
+    /// Leaves each placed task's annotations and node lock for its bind.
     fn on_session_close(&mut self, ssn: &mut SessionState) {
-        for (task, annotations) in self.placed.drain() {
+        for (task, work) in self.placed.drain() {
             ssn.bind_annotations
                 .entry(task)
                 .or_default()
-                .extend(annotations);
+                .extend(work.annotations);
+            if let Some(lock) = work.node_lock {
+                ssn.bind_node_locks.insert(task, lock);
+            }
         }
     }
 }

@@ -55,13 +55,16 @@ fn fits(ssn: &Session, pod: &str, node: &str) -> Result<(), String> {
 }
 
 /// Runs allocate and returns each bound pod's node and annotations.
-fn binds(mut ssn: Session) -> BTreeMap<String, (String, BTreeMap<String, String>)> {
-    crate::actions::run(&mut ssn, "allocate");
-    ssn.close()
-        .binds
+fn binds(ssn: Session) -> BTreeMap<String, (String, BTreeMap<String, String>)> {
+    bind_decisions(ssn)
         .into_iter()
         .map(|b| (b.name.to_string(), (b.node, b.annotations)))
         .collect()
+}
+
+fn bind_decisions(mut ssn: Session) -> Vec<crate::framework::Bind> {
+    crate::actions::run(&mut ssn, "allocate");
+    ssn.close().binds
 }
 
 #[test]
@@ -236,4 +239,32 @@ fn exclusive_rule_pods_never_share_a_card() {
     let b = binds(open(&args, &objects));
     // Without the rule the highest card, GPU-1, would be tried first.
     assert_eq!(b["p"].1["volcano.sh/vgpu-ids-new"], "GPU-0,NVIDIA,1000,0:");
+}
+
+#[test]
+fn node_lock_names_the_device_kinds_lock() {
+    let gpu = bind_decisions(open(
+        &format!("{SHARING}, deviceshare.NodeLockEnable: true"),
+        &[
+            gpu_node("n1", 1, 1000, ""),
+            gpu_pod("p", "volcano.sh/gpu-memory: '10'", None, ""),
+        ],
+    ));
+    assert_eq!(gpu[0].node_lock, Some("gpu"));
+    let vgpu = bind_decisions(open(
+        &format!("{VGPU}, deviceshare.NodeLockEnable: true"),
+        &[
+            vgpu_node("n1", &[("GPU-0", 1000)]),
+            gpu_pod("p", "volcano.sh/vgpu-memory: '10'", None, ""),
+        ],
+    ));
+    assert_eq!(vgpu[0].node_lock, Some("hamivgpu"));
+    let unlocked = bind_decisions(open(
+        SHARING,
+        &[
+            gpu_node("n1", 1, 1000, ""),
+            gpu_pod("p", "volcano.sh/gpu-memory: '10'", None, ""),
+        ],
+    ));
+    assert_eq!(unlocked[0].node_lock, None);
 }

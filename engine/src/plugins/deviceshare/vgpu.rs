@@ -21,6 +21,8 @@ pub const ASSIGNED_IDS: &str = "volcano.sh/vgpu-ids-new";
 pub const DEVICES_TO_ALLOCATE: &str = "volcano.sh/devices-to-allocate";
 pub const BIND_PHASE: &str = "volcano.sh/bind-phase";
 pub const BIND_TIME: &str = "volcano.sh/bind-time";
+/// Node annotation taken as the lock before a vGPU pod's bind.
+pub const NODE_LOCK: &str = "hamivgpu";
 const USE_GPU_TYPE: &str = "nvidia.com/use-gputype";
 const NO_USE_GPU_TYPE: &str = "nvidia.com/nouse-gputype";
 const USE_UUID: &str = "volcano.sh/vgpu-use-gpuuuid";
