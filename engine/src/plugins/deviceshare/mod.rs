@@ -122,6 +122,9 @@ impl Plugin for DeviceShare {
                         .then(|| VgpuNode::of(&nodes.name[n], &nodes.allocatable[n], annotations))
                         .flatten(),
                 };
+                if devices.gpushare.is_none() && devices.vgpu.is_none() {
+                    return devices;
+                }
                 for &t in &ssn.node_tasks[n] {
                     let pod = &ssn.snap.tasks.pod[t.idx()];
                     if let Some(g) = &mut devices.gpushare {
@@ -221,21 +224,23 @@ impl Plugin for DeviceShare {
         Ok(())
     }
 
-    /// Gives gpushare cards back and drops the bind's annotations. vGPU usage stays counted for
-    /// the rest of the session, as in Volcano, whose release reads the cards from the pod's own
-    /// annotations, which a pod placed this session does not carry yet (Volcano:
-    /// vgpu/device_info.go, Release).
+    /// Gives the task's cards back and drops its bind's annotations. gpushare frees the task
+    /// wherever it is; vGPU frees what the pod's own annotation names, so the cards of a pod
+    /// placed this session stay counted until the session ends, as in Volcano (Volcano:
+    /// gpushare/device_info.go and vgpu/device_info.go, Release).
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
         self.placed.remove(&task);
         let Some(node) = ssn.task_node[task.idx()] else {
             return;
         };
-        if let Some(g) = self
-            .nodes
-            .get_mut(node.idx())
-            .and_then(|d| d.gpushare.as_mut())
-        {
+        let Some(devices) = self.nodes.get_mut(node.idx()) else {
+            return;
+        };
+        if let Some(g) = &mut devices.gpushare {
             g.remove(task);
+        }
+        if let Some(v) = &mut devices.vgpu {
+            v.remove_placed(task, &ssn.snap.tasks.pod[task.idx()]);
         }
     }
 

@@ -202,6 +202,28 @@ impl VgpuNode {
         }
     }
 
+    /// Gives back what the pod's own `vgpu-ids-new` annotation names: each device it lists
+    /// frees its memory and cores on the first card whose UUID it contains, while the pod is
+    /// still on that card (Volcano: hamicore.go, SubPod). A pod placed this session carries no
+    /// such annotation yet, so its cards stay taken until the session ends.
+    pub fn remove_placed(&mut self, task: TaskId, pod: &Pod) {
+        let Some(ids) = pod.metadata.annotations.get(ASSIGNED_IDS) else {
+            return;
+        };
+        for (uuid, memory, cores) in decode(ids) {
+            let Some(card) = self.cards.iter_mut().find(|c| uuid.contains(&c.uuid)) else {
+                continue;
+            };
+            let Some(at) = card.pods.iter().position(|p| p.task == task) else {
+                continue;
+            };
+            card.pods.remove(at);
+            card.used_num = card.used_num.saturating_sub(1);
+            card.used_mem = card.used_mem.saturating_sub(memory);
+            card.used_cores = card.used_cores.saturating_sub(cores);
+        }
+    }
+
     /// Cards in the order the policy tries them (Volcano: utils.go,
     /// sortedDeviceIndicesByPolicy).
     fn order(&self, policy: SchedulePolicy) -> Vec<usize> {
@@ -448,6 +470,48 @@ fn decode(ids: &str) -> Vec<(String, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn node() -> VgpuNode {
+        let mut allocatable = Resource::empty();
+        for name in [VGPU_NUMBER, VGPU_MEMORY, VGPU_CORES] {
+            allocatable.set_scalar(Dim::of(name), 10_000.0);
+        }
+        let register = "GPU-0,10,8000,NVIDIA-A100,true,hami-core:";
+        let annotations = BTreeMap::from([(NODE_REGISTER.to_string(), register.to_string())]);
+        VgpuNode::of("n1", &allocatable, &annotations).expect("registered")
+    }
+
+    fn pod_with_ids(ids: &str) -> Pod {
+        let mut p = Pod::default();
+        p.metadata
+            .annotations
+            .insert(ASSIGNED_IDS.into(), ids.into());
+        p
+    }
+
+    #[test]
+    fn a_running_pod_counts_once_per_card_and_is_given_back() {
+        let mut n = node();
+        let p = pod_with_ids("GPU-0,NVIDIA,1000,20:;GPU-0,NVIDIA,500,10:");
+        n.add_placed(TaskId(0), &p, Vec::new());
+        let card = &n.cards[0];
+        assert_eq!(
+            (card.used_num, card.used_mem, card.used_cores),
+            (1, 1000, 20)
+        );
+        n.remove_placed(TaskId(0), &p);
+        let card = &n.cards[0];
+        assert_eq!((card.used_num, card.used_mem, card.used_cores), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_node_without_vgpu_allocatable_has_no_cards() {
+        let annotations = BTreeMap::from([(
+            NODE_REGISTER.to_string(),
+            "GPU-0,10,8000,NVIDIA,true,hami-core:".to_string(),
+        )]);
+        assert!(VgpuNode::of("n1", &Resource::empty(), &annotations).is_none());
+    }
 
     #[test]
     fn decode_skips_malformed_devices() {
