@@ -3,8 +3,9 @@
 //! rules (gpuexclusive.go). The predicate checks a pod's device ask against the node's cards,
 //! the score follows `deviceshare.SchedulePolicy` times `deviceshare.ScheduleWeight`, and the
 //! cards a placement takes are held for the session and left at close as the annotations of
-//! the pod's bind, which the device plugin on the node reads. Volcano takes the cards in the
-//! predicates plugin's allocate handler; here the plugin that owns the devices does.
+//! the pod's bind, which the device plugin on the node reads. Volcano takes and gives back the
+//! cards in the predicates plugin's event handlers; here the plugin that owns the devices does,
+//! and only when `predicates` is in the tiers, as in Volcano.
 
 pub mod arguments;
 pub mod gpushare;
@@ -26,6 +27,8 @@ pub struct DeviceShare {
     args: DeviceShareArgs,
     nodes: Vec<NodeDevices>,
     placed: HashMap<TaskId, BindWork>,
+    /// `predicates` is in the tiers: its event handlers are where Volcano takes the cards.
+    takes_cards: bool,
 }
 
 /// What a placed task's bind carries: the pod's device annotations and, with
@@ -50,6 +53,7 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
         args: DeviceShareArgs::parse(args)?,
         nodes: Vec::new(),
         placed: HashMap::new(),
+        takes_cards: false,
     }))
 }
 
@@ -109,6 +113,11 @@ impl Plugin for DeviceShare {
     fn on_session_open(&mut self, ssn: &SessionState) {
         let nodes = &ssn.snap.nodes;
         self.placed.clear();
+        self.takes_cards = ssn
+            .config
+            .tiers
+            .iter()
+            .any(|tier| tier.plugins.iter().any(|p| p.name == "predicates"));
         self.nodes = (0..nodes.name.len())
             .map(|n| {
                 let annotations = &nodes.annotations[n];
@@ -180,9 +189,10 @@ impl Plugin for DeviceShare {
         Some(Ok((score + 0.5).floor() * self.args.schedule_weight as f64))
     }
 
-    /// Takes the task's cards on its node and keeps the annotations for its bind.
+    /// Takes the task's cards on its node and keeps the annotations for its bind (with
+    /// `predicates` in the tiers).
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        let Some(node) = ssn.task_node[task.idx()] else {
+        let Some(node) = ssn.task_node[task.idx()].filter(|_| self.takes_cards) else {
             return Ok(());
         };
         let now = ssn.options.now.0;
@@ -230,7 +240,7 @@ impl Plugin for DeviceShare {
     /// gpushare/device_info.go and vgpu/device_info.go, Release).
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
         self.placed.remove(&task);
-        let Some(node) = ssn.task_node[task.idx()] else {
+        let Some(node) = ssn.task_node[task.idx()].filter(|_| self.takes_cards) else {
             return;
         };
         let Some(devices) = self.nodes.get_mut(node.idx()) else {

@@ -42,15 +42,18 @@ fn gpu_pod(name: &str, resources: &str, node: Option<&str>, annotations: &str) -
     )
 }
 
+/// A session of `deviceshare` with `args` beside `predicates`, whose allocate handler is where
+/// Volcano takes the cards.
 fn open(args: &str, objects: &[String]) -> Session {
-    session(
-        &conf("deviceshare", args),
-        &[JOB.to_string(), objects.concat()].concat(),
-    )
+    let conf = format!("{}  - name: predicates\n", conf("deviceshare", args));
+    session(&conf, &[JOB.to_string(), objects.concat()].concat())
 }
 
+/// PrePredicate then Predicate of `ns/<pod>` on `node`: the failure reasons, joined.
 fn fits(ssn: &Session, pod: &str, node: &str) -> Result<(), String> {
-    ssn.predicate(task(ssn, &format!("ns/{pod}")), node_id(ssn, node))
+    let t = task(ssn, &format!("ns/{pod}"));
+    ssn.pre_predicate(t).expect("pre-predicate");
+    ssn.predicate(t, node_id(ssn, node))
         .map_err(|e| e.reasons().collect::<Vec<_>>().join(","))
 }
 
@@ -301,4 +304,19 @@ fn volcano_guide_configurations_load_with_nothing_set_aside() {
             checked.set_aside
         );
     }
+}
+
+#[test]
+fn without_predicates_no_cards_are_taken_and_binds_carry_nothing() {
+    let objects = [
+        gpu_node("n1", 1, 1000, ""),
+        gpu_pod("p", "volcano.sh/gpu-memory: '10'", None, ""),
+    ];
+    let alone = session(
+        &conf("deviceshare", SHARING),
+        &[JOB.to_string(), objects.concat()].concat(),
+    );
+    let b = binds(alone);
+    assert_eq!(b["p"].0, "n1");
+    assert!(b["p"].1.is_empty());
 }
