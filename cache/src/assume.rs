@@ -198,6 +198,22 @@ mod tests {
     }
 
     #[test]
+    fn a_binds_annotations_land_on_the_pod_so_the_next_cycle_counts_its_devices() {
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        let mut b = bind("p", "u1", "n1");
+        b.annotations = [("volcano.sh/gpu-index".to_string(), "1".to_string())].into();
+        s.assume(
+            &Decisions {
+                binds: vec![b],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let p = s.pod("ns", "p").unwrap();
+        assert_eq!(p.metadata.annotations["volcano.sh/gpu-index"], "1");
+    }
+
+    #[test]
     fn a_bind_with_volume_work_binds_the_volume_and_selects_the_claims_node() {
         use tephra_engine::api::{ClaimReference, PersistentVolume, PersistentVolumeClaim};
         let mut pv = PersistentVolume::default();
