@@ -75,7 +75,8 @@ impl ClusterState {
     }
 
     /// Applies `decisions`: a bind sets the pod's `spec.nodeName` (so it counts on its node next
-    /// cycle) and marks it scheduled, and does its volume work first, an eviction marks the pod deleting at `now` (so it is
+    /// cycle) and the bind's annotations (the API server copies a Binding's onto the pod; they
+    /// say which devices the pod holds) and marks it scheduled, and does its volume work first, an eviction marks the pod deleting at `now` (so it is
     /// Releasing), changed PodGroup statuses, queue `status.allocated` and unschedulable pod
     /// conditions are written. A decision
     /// about a pod that is gone or was recreated (other UID) is dropped, as the API would refuse it.
@@ -88,6 +89,9 @@ impl ClusterState {
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {
                 pod.spec.node_name = b.node.clone();
+                pod.metadata
+                    .annotations
+                    .extend(b.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
                 set_scheduled_condition(pod, "True", "", "", now);
             }));
             if let Some(work) = &b.volumes {
@@ -179,6 +183,8 @@ mod tests {
             uid: uid.into(),
             node: node.into(),
             volumes: None,
+            node_lock: None,
+            annotations: Default::default(),
         }
     }
 
@@ -204,6 +210,22 @@ mod tests {
             Some(NOW),
             "the bind is when it was scheduled"
         );
+    }
+
+    #[test]
+    fn a_binds_annotations_land_on_the_pod_so_the_next_cycle_counts_its_devices() {
+        let mut s = ClusterState::from_objects([pod("p", "u1")]);
+        let mut b = bind("p", "u1", "n1");
+        b.annotations = [("volcano.sh/gpu-index".to_string(), "1".to_string())].into();
+        s.assume(
+            &Decisions {
+                binds: vec![b],
+                ..Default::default()
+            },
+            NOW,
+        );
+        let p = s.pod("ns", "p").unwrap();
+        assert_eq!(p.metadata.annotations["volcano.sh/gpu-index"], "1");
     }
 
     #[test]

@@ -69,6 +69,8 @@ mod tests {
             uid: "".into(),
             node: node.into(),
             volumes: None,
+            node_lock: None,
+            annotations: Default::default(),
         };
         let d = Decisions {
             binds: vec![bind("b", "n1"), bind("a", "n2")],

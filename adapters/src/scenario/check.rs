@@ -159,6 +159,28 @@ pub fn compare(expect: &Expect, seen: &Observed) -> Vec<Check> {
             passed,
         ));
     }
+    if let Some(want) = &expect.bind_annotations {
+        let got = |pod: &String, keys: &BTreeMap<String, String>| {
+            let Some(seen) = seen.bind_annotations.get(pod) else {
+                return "<not bound>".to_string();
+            };
+            map_text(keys.iter().map(|(k, want)| {
+                let value = match (seen.get(k), want.as_str()) {
+                    (None, _) => "<unset>",
+                    (Some(_), "*") => "*",
+                    (Some(v), _) => v.as_str(),
+                };
+                (k, value)
+            }))
+        };
+        let passed = want.iter().all(|(pod, v)| got(pod, v) == map_text(v));
+        checks.push(Check::new(
+            "bindAnnotations",
+            map_text(want.iter().map(|(p, v)| (p, map_text(v)))),
+            map_text(want.iter().map(|(p, v)| (p, got(p, v)))),
+            passed,
+        ));
+    }
     if let Some(want) = &expect.provisions {
         let got = |pod: &String| {
             seen.provisions

@@ -63,6 +63,9 @@ pub struct Expect {
     /// `ns/pod -> [ns/claim]`: exactly the claims each listed pod's bind has provisioned on its
     /// node first.
     pub provisions: Option<BTreeMap<String, Vec<String>>>,
+    /// `ns/pod -> {annotation: value}`: annotations each listed pod's bind sets (only the listed
+    /// keys are compared; the value `*` asks only that the key be set, for timestamps).
+    pub bind_annotations: Option<BTreeMap<String, BTreeMap<String, String>>>,
     /// `ns/pod -> message` of the condition close sets on the pod (why it was not placed).
     pub condition_messages: Option<BTreeMap<String, String>>,
     /// Advisory only: the Go assertion behind it never checked anything, so neither does tephra.

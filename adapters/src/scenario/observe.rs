@@ -36,6 +36,8 @@ pub struct Observed {
     pub volume_bindings: BTreeMap<String, BTreeMap<String, String>>,
     /// Per bound pod, the claims its bind has provisioned first, `ns/claim`.
     pub provisions: BTreeMap<String, Vec<String>>,
+    /// Per bound pod, the annotations its bind sets.
+    pub bind_annotations: BTreeMap<String, BTreeMap<String, String>>,
     /// Per pod with a condition set at close, the condition's message.
     pub condition_messages: BTreeMap<String, String>,
 }
@@ -178,6 +180,8 @@ impl Observed {
                 .map(|(pv, c)| (pv.clone(), format!("{}/{}", c.namespace, c.name)))
                 .collect();
             self.volume_bindings.insert(pod.clone(), volumes);
+            self.bind_annotations
+                .insert(pod.clone(), b.annotations.clone());
             let claims = work
                 .provisions
                 .iter()

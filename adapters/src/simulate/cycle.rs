@@ -177,6 +177,8 @@ mod tests {
                 uid: "ns/x".into(),
                 node: "n1".into(),
                 volumes: None,
+                node_lock: None,
+                annotations: Default::default(),
             }],
             pod_conditions: vec![cond("b", "no room"), cond("a", "no room")],
             ..Default::default()

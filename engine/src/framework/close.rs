@@ -34,6 +34,8 @@ impl Session {
         self.state.metrics.set_jobs_assumed(&snap, &placed);
         let tasks = &snap.tasks;
         let volume_binds = std::mem::take(&mut self.state.volume_binds);
+        let bind_annotations = std::mem::take(&mut self.state.bind_annotations);
+        let bind_node_locks = std::mem::take(&mut self.state.bind_node_locks);
         d.binds = self
             .binds
             .par_iter()
@@ -43,6 +45,8 @@ impl Session {
                 uid: tasks.uid[t.idx()].clone(),
                 node: snap.nodes.name[n.idx()].clone(),
                 volumes: volume_binds.get(&t).cloned().map(Box::new),
+                annotations: bind_annotations.get(&t).cloned().unwrap_or_default(),
+                node_lock: bind_node_locks.get(&t).copied(),
             })
             .collect();
         for (t, reason) in &self.evictions {

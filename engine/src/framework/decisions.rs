@@ -2,6 +2,7 @@
 //! namespace, name and uid are the snapshot's shared strings: a contended cycle decides for 200k
 //! pods, and copying each string cost an allocation.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::api::{ClaimReference, NumaSets, PodGroupStatus, ResourceList};
@@ -17,6 +18,13 @@ pub struct Bind {
     pub node: String,
     /// What to do to the pod's volumes before the bind, when anything.
     pub volumes: Option<Box<VolumeBinds>>,
+    /// Annotations the bind sets on the pod (the devices `deviceshare` gave it, for the device
+    /// plugin on the node); Volcano's binder sends them in the Binding, whose annotations the
+    /// API server copies onto the pod.
+    pub annotations: BTreeMap<String, String>,
+    /// The node annotation to take as a lock before the bind (`deviceshare.NodeLockEnable`:
+    /// the device plugin on the node releases it once it has read the pod's devices).
+    pub node_lock: Option<&'static str>,
 }
 
 /// The volume work before one bind (VolumeBinding's PreBind, which Volcano's binder runs before

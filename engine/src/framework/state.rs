@@ -93,6 +93,11 @@ pub struct SessionState {
     pub volume_binds: HashMap<TaskId, VolumeBinds>,
     /// NUMA sets plugins chose for the pods they placed, left at close for the cache.
     pub numa_bookings: Vec<NumaBooking>,
+    /// Pod annotations each bind sets, by task: left by the plugins that chose them (the
+    /// devices `deviceshare` assigned) when the session closes.
+    pub bind_annotations: HashMap<TaskId, BTreeMap<String, String>>,
+    /// The node lock each bind takes first, by task (`deviceshare.NodeLockEnable`).
+    pub bind_node_locks: HashMap<TaskId, &'static str>,
     events: Mutex<Vec<Event>>,
     /// What the session reports for the metrics (plugins and actions add to it).
     pub metrics: SessionMetrics,
@@ -176,6 +181,8 @@ impl SessionState {
             sub_job_topology: snap.sub_jobs.network_topology.clone(),
             volume_binds: HashMap::new(),
             numa_bookings: Vec::new(),
+            bind_annotations: HashMap::new(),
+            bind_node_locks: HashMap::new(),
             events: Mutex::new(Vec::new()),
             metrics: SessionMetrics::default(),
             placed_jobs: Vec::new(),

@@ -4,6 +4,7 @@ pub mod binpack;
 pub mod capacity;
 pub mod cdp;
 pub mod conformance;
+pub mod deviceshare;
 pub mod drf;
 pub mod gang;
 mod job_resources;
@@ -68,4 +69,5 @@ pub fn register_builtins(r: &mut PluginRegistry) {
     r.register("cdp", cdp::build);
     r.register("task-topology", task_topology::build);
     r.register("numa-aware", numa_aware::build);
+    r.register("deviceshare", deviceshare::build);
 }

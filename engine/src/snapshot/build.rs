@@ -379,6 +379,7 @@ impl<'a> SnapshotBuilder<'a> {
         t.allocatable = rows.par_iter().map(|r| r.allocatable.clone()).collect();
         t.capacity = rows.par_iter().map(|r| r.capacity.clone()).collect();
         t.images = rows.par_iter().map(|r| r.images.clone()).collect();
+        t.annotations = rows.par_iter().map(|r| r.annotations.clone()).collect();
         t.usage = vec![None; t.name.len()];
         for m in &self.node_metrics {
             let Some(n) = t.id(&m.metadata.name) else {

@@ -38,6 +38,7 @@ impl NodeTables {
             table.capacity[i] = row.capacity.clone();
             images_changed |= table.images[i] != row.images;
             table.images[i] = row.images.clone();
+            table.annotations[i] = row.annotations.clone();
             table.usage[i] = metrics.map(|m| NodeUsage::of(m, &table.allocatable[i]));
         }
         if labels_changed {

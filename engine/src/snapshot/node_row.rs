@@ -20,6 +20,7 @@ pub(super) struct NodeRow {
     pub capacity: Resource,
     /// Image name → size in bytes.
     pub images: Arc<BTreeMap<String, i64>>,
+    pub annotations: Arc<BTreeMap<String, String>>,
 }
 
 /// Derives and memoises the row of `node` (the cache calls it as nodes arrive).
@@ -44,6 +45,7 @@ impl NodeRow {
             allocatable: Resource::from_list(&n.status.allocatable),
             capacity: Resource::from_list(&n.status.capacity),
             images: Arc::new(images),
+            annotations: Arc::new(n.metadata.annotations.clone()),
         }
     }
 }

@@ -19,6 +19,8 @@ pub struct NodeTable {
     pub capacity: Vec<Resource>,
     /// Image name → size in bytes, for image locality.
     pub images: Vec<Arc<BTreeMap<String, i64>>>,
+    /// The node's annotations (device registrations and health that `deviceshare` reads).
+    pub annotations: Vec<Arc<BTreeMap<String, String>>>,
     /// Measured utilisation in percent of allocatable (Volcano's `ResourceUsage` averages), when a
     /// metrics source reported it.
     pub usage: Vec<Option<NodeUsage>>,

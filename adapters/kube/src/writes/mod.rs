@@ -1,11 +1,13 @@
 //! Everything vc-scheduler writes to the API server, each call inside Volcano's stock
 //! ClusterRole: pods/binding create, persistentvolumes and persistentvolumeclaims update (a
-//! bind's volume work, after which the bind waits for the PV controller), pods/status update, pods delete, podgroups update,
+//! bind's volume work, after which the bind waits for the PV controller), nodes get/update (a
+//! device bind's node lock), pods/status update, pods delete, podgroups update,
 //! queues/status update, queues get/create, core/v1 events create/patch, leases get/create/update.
 
 mod bind;
 pub mod events;
 mod evict;
+mod node_lock;
 pub mod quantity;
 pub mod status;
 pub mod volume_wait;

@@ -201,6 +201,8 @@ mod tests {
                 uid: "u".into(),
                 node: "n1".into(),
                 volumes: Some(Box::new(work)),
+                node_lock: None,
+                annotations: Default::default(),
             },
             written: WrittenVersions {
                 volumes: volumes.iter().map(|v| (v.to_string(), written)).collect(),

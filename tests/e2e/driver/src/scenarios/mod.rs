@@ -1,6 +1,7 @@
 //! The scenarios, one file each, in the order they run.
 
 mod cli;
+mod deviceshare_gpu;
 mod gang;
 mod hyper_node;
 mod leader;
@@ -53,6 +54,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
     ("volume-binding", |c| Box::pin(volume_binding::run(c))),
+    ("deviceshare-gpu", |c| Box::pin(deviceshare_gpu::run(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
 ];
 
