@@ -25,7 +25,7 @@ pub fn keep_freed_memory() {
     }
     // SAFETY: `mi_option_set` stores one integer in mimalloc's option table, read by its purge
     // scheduler; no other thread runs yet. Measured reason: see the module doc.
-    #[allow(unsafe_code)]
+    #[allow(unsafe_code, reason = "mimalloc options are set through its C API")]
     unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
     }
@@ -39,7 +39,7 @@ mod tests {
     fn purging_is_off_after_the_call_unless_the_operator_set_a_delay() {
         keep_freed_memory();
         // SAFETY: `mi_option_get` reads one integer of mimalloc's option table.
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, reason = "mimalloc options are set through its C API")]
         let delay = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
         match std::env::var(PURGE_DELAY_VARIABLE) {
             Err(_) => assert_eq!(delay, -1),

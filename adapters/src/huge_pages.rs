@@ -21,7 +21,7 @@ pub fn disable_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: `prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)` sets one flag on this process's memory
     // descriptor; it reads and writes none of our memory. Measured reason: see the module doc.
-    #[allow(unsafe_code)]
+    #[allow(unsafe_code, reason = "prctl is a system call")]
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }

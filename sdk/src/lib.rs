@@ -20,17 +20,20 @@
 
 // The ABI's two sides are the only places that need `unsafe`: raw pointers and `extern "C"`
 // functions shared with another binary.
-#[allow(unsafe_code)]
+#[allow(unsafe_code, reason = "the C ABI shared with plugin libraries")]
 pub mod abi;
 mod builtin;
 #[doc(hidden)]
-#[allow(unsafe_code)]
+#[allow(unsafe_code, reason = "the library side of the C ABI")]
 pub mod guest;
-#[allow(unsafe_code)]
+#[allow(unsafe_code, reason = "the host side of the C ABI")]
 pub mod host;
 mod plugin;
 mod read;
-#[allow(unsafe_code)]
+#[allow(
+    unsafe_code,
+    reason = "reads the session the host lends through the C ABI"
+)]
 mod view;
 
 pub use builtin::{linked, register_builtin};

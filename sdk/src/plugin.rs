@@ -13,7 +13,10 @@ use crate::SessionView;
 /// the same name (see `docs/plugins.md` for when each is called and how answers combine);
 /// every one but `name` has a default that stays out of the decision, and `None` means "this
 /// plugin does not register the point".
-#[allow(unused_variables)]
+#[allow(
+    unused_variables,
+    reason = "the default methods name the arguments a plugin's own version reads"
+)]
 pub trait Plugin: Send + Sync {
     /// The name configured in the tiers.
     fn name(&self) -> &str;

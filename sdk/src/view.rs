@@ -86,6 +86,7 @@ impl<'a> SessionView<'a> {
         // SAFETY: the host promises strings it writes stay valid until the call that lent the
         // session returns, which outlives `'a`.
         if status == OK {
+            // SAFETY: see above; on OK the host wrote a valid string.
             Ok(unsafe { s.get() })
         } else {
             Err(status)

@@ -15,7 +15,10 @@ fn main() -> ExitCode {
     tephra_adapters::huge_pages::disable_transparent_huge_pages();
     tephra_adapters::freed_memory::keep_freed_memory();
     let cli = Cli::parse();
-    #[cfg_attr(not(feature = "example-plugins"), allow(unused_mut))]
+    #[cfg_attr(
+        not(feature = "example-plugins"),
+        allow(unused_mut, reason = "only the example plugins add to the registry")
+    )]
     let mut registry = tephra_adapters::plugins::registry();
     #[cfg(feature = "example-plugins")]
     myplugin::register(&mut registry);

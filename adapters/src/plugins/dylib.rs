@@ -70,10 +70,10 @@ fn load_library(path: &Path) -> Result<LoadedLibrary, LoadError> {
     refuse_before_loading(path).map_err(|reason| error(path, reason))?;
     // SAFETY: loading runs the library's initialisers; a plugins directory holds code the
     // operator chose to run in the scheduler, as with Volcano's `--plugins-dir`.
-    #[allow(unsafe_code)]
+    #[allow(unsafe_code, reason = "loading a plugin library is dlopen and dlsym")]
     let lib = unsafe { libloading::Library::new(path) }.map_err(|e| error(path, with_cause(&e)))?;
     // SAFETY: `ENTRY_SYMBOL` is exported by `export_plugins!` with exactly the type `Entry`.
-    #[allow(unsafe_code)]
+    #[allow(unsafe_code, reason = "loading a plugin library is dlopen and dlsym")]
     let entry: Entry = *unsafe { lib.get::<Entry>(ENTRY_SYMBOL.as_bytes()) }.map_err(|_| {
         error(
             path,
@@ -83,7 +83,7 @@ fn load_library(path: &Path) -> Result<LoadedLibrary, LoadError> {
     let exports = entry();
     // SAFETY: `exports` is what the entry point returned; `lib`, moved into the result, keeps it
     // mapped for as long as the library is in use.
-    #[allow(unsafe_code)]
+    #[allow(unsafe_code, reason = "loading a plugin library is dlopen and dlsym")]
     let library = unsafe { PluginLibrary::new(exports, path.display().to_string(), Box::new(lib)) };
     library.map_err(|e| error(path, e))
 }

@@ -17,7 +17,10 @@ use crate::config::{ArgumentError, Arguments};
 use crate::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
 /// A scheduling plugin. Every method but `name` has a default that stays out of the decision.
-#[allow(unused_variables)]
+#[allow(
+    unused_variables,
+    reason = "the default methods name the arguments a plugin's own version reads"
+)]
 pub trait Plugin: Send + Sync {
     /// The name configured in the tiers.
     fn name(&self) -> &str;

@@ -125,7 +125,10 @@ pub struct SubJobTable {
 impl SubJobTable {
     /// Appends a sub-job and returns its id; its tasks are set with the others' once all are
     /// known (`tasks` is built in one piece).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one value per job column, filled in one call"
+    )]
     pub fn push(
         &mut self,
         uid: Arc<str>,

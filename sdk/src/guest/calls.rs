@@ -387,7 +387,10 @@ extern "C" fn batch_node_order(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "an ABI call passes each argument of the point as its own C value"
+)]
 extern "C" fn best_node(
     i: Instance,
     s: &abi::Session,
@@ -403,6 +406,7 @@ extern "C" fn best_node(
         let scores = if len == 0 {
             &[][..]
         } else {
+            // SAFETY: as above, `scores` holds `len` live values for this call.
             unsafe { std::slice::from_raw_parts(scores, len) }
         };
         let pairs: Vec<(NodeId, f64)> = ids(nodes, len)
@@ -561,7 +565,10 @@ extern "C" fn reclaimable(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "an ABI call passes each argument of the point as its own C value"
+)]
 extern "C" fn unified_evictable(
     i: Instance,
     s: &abi::Session,
@@ -632,7 +639,10 @@ extern "C" fn overused(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "an ABI call passes each argument of the point as its own C value"
+)]
 extern "C" fn preemptive(
     i: Instance,
     s: &abi::Session,
@@ -684,7 +694,10 @@ fn search_purpose(p: u32) -> SearchPurpose {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "an ABI call passes each argument of the point as its own C value"
+)]
 extern "C" fn hyper_node_gradient_for_job(
     i: Instance,
     s: &abi::Session,
@@ -701,7 +714,10 @@ extern "C" fn hyper_node_gradient_for_job(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "an ABI call passes each argument of the point as its own C value"
+)]
 extern "C" fn hyper_node_gradient_for_sub_job(
     i: Instance,
     s: &abi::Session,

@@ -59,6 +59,7 @@ extern "C" fn put_ids(ctx: *mut c_void, ids: *const u32, len: usize) {
         let ids = if len == 0 {
             &[][..]
         } else {
+            // SAFETY: `ids` points to `len` ids the library keeps alive during `put`.
             unsafe { std::slice::from_raw_parts(ids, len) }
         };
         lists.0.push(ids.to_vec());
