@@ -492,15 +492,19 @@ impl Scheduler {
     /// Each task the session committed to a node reached the Assumed stage (Volcano:
     /// framework/statement.go, allocate).
     fn observe_assumed(&self, binds: &[Bind]) {
-        let now = unix_millis();
         for b in binds {
-            if let Some(created) = self
-                .state
-                .pod(&b.namespace, &b.name)
-                .and_then(|p| p.metadata.creation_timestamp)
-            {
-                self.metrics.task_reached(TaskStage::Assumed, created, now);
-            }
+            self.task_reached(b, TaskStage::Assumed);
+        }
+    }
+
+    /// The pod of `b` reached `stage` now, counted from its creation as the cache holds it.
+    fn task_reached(&self, b: &Bind, stage: TaskStage) {
+        if let Some(created) = self
+            .state
+            .pod(&b.namespace, &b.name)
+            .and_then(|p| p.metadata.creation_timestamp)
+        {
+            self.metrics.task_reached(stage, created, unix_millis());
         }
     }
 
@@ -524,14 +528,7 @@ impl Scheduler {
             .scheduling_stage_duration
             .with_label_values(&["PreBind"])
             .observe(ms(took));
-        if let Some(created) = self
-            .state
-            .pod(&b.namespace, &b.name)
-            .and_then(|p| p.metadata.creation_timestamp)
-        {
-            self.metrics
-                .task_reached(TaskStage::PreBound, created, unix_millis());
-        }
+        self.task_reached(b, TaskStage::PreBound);
     }
 
     /// Binds with bounded concurrency; a failed bind puts the pod back as the API holds it,
@@ -656,14 +653,7 @@ impl Scheduler {
             .scheduling_stage_duration
             .with_label_values(&["Bind"])
             .observe(ms(took));
-        if let Some(created) = self
-            .state
-            .pod(&b.namespace, &b.name)
-            .and_then(|p| p.metadata.creation_timestamp)
-        {
-            self.metrics
-                .task_reached(TaskStage::Bound, created, unix_millis());
-        }
+        self.task_reached(b, TaskStage::Bound);
         batch.events.push(EventWrite {
             object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
             type_: "Normal",
