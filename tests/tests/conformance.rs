@@ -90,15 +90,19 @@ fn assert_all_pass(files: &[PathBuf]) {
     );
 }
 
-#[test]
-fn every_case_file_loads() {
-    let errors = load_errors(&volcano_cases());
+fn assert_all_load(files: &[PathBuf]) {
+    let errors = load_errors(files);
     assert!(
         errors.is_empty(),
         "{} case files do not load:\n{}",
         errors.len(),
         errors.join("\n")
     );
+}
+
+#[test]
+fn every_case_file_loads() {
+    assert_all_load(&volcano_cases());
 }
 
 #[test]
@@ -108,13 +112,7 @@ fn every_case_passes() {
 
 #[test]
 fn every_plugin_case_file_loads() {
-    let errors = load_errors(&plugin_cases());
-    assert!(
-        errors.is_empty(),
-        "{} case files do not load:\n{}",
-        errors.len(),
-        errors.join("\n")
-    );
+    assert_all_load(&plugin_cases());
 }
 
 #[test]

@@ -272,40 +272,6 @@ fn node_lock_names_the_device_kinds_lock() {
     assert_eq!(unlocked[0].node_lock, None);
 }
 
-/// The deviceshare tiers of Volcano's user guides (how_to_use_gpu_sharing.md,
-/// how_to_use_gpu_number.md, how_to_use_volcano_vgpu.md, how_to_use_vnpu.md): each loads
-/// under `--strict-config`, nothing set aside.
-#[test]
-fn volcano_guide_configurations_load_with_nothing_set_aside() {
-    use crate::config::SchedulerConfig;
-    use crate::framework::{Strictness, check_config};
-    let guides = [
-        "deviceshare.GPUSharingEnable: true",
-        "deviceshare.GPUNumberEnable: true",
-        "deviceshare.VGPUEnable: true, deviceshare.SchedulePolicy: binpack",
-        "deviceshare.VGPUEnable: true, deviceshare.GPUExclusiveRules: [{workloadType: training}, {workloadType: batch, priority: high}]",
-        "deviceshare.AscendHAMiVNPUEnable: true, deviceshare.SchedulePolicy: binpack, deviceshare.KnownGeometriesCMNamespace: kube-system, deviceshare.KnownGeometriesCMName: hami-scheduler-device",
-        "deviceshare.AscendMindClusterVNPUEnable: true",
-    ];
-    for args in guides {
-        let text = format!(
-            "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n- plugins:\n  - name: drf\n  - name: deviceshare\n    arguments: {{{args}}}\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n"
-        );
-        let config = SchedulerConfig::parse(&text).expect("parses");
-        let checked = check_config(
-            config,
-            &crate::plugins::builtin_registry(),
-            Strictness::Refuse,
-        )
-        .unwrap_or_else(|e| panic!("{args}: {e}"));
-        assert!(
-            checked.set_aside.is_empty(),
-            "{args}: {:?}",
-            checked.set_aside
-        );
-    }
-}
-
 #[test]
 fn without_predicates_no_cards_are_taken_and_binds_carry_nothing() {
     let objects = [
