@@ -11,6 +11,7 @@ mod input_error;
 pub mod manifest;
 pub mod offline;
 pub mod plugins;
+pub mod profiling;
 mod progress;
 pub mod scenario;
 pub mod simulate;

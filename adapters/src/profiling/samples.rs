@@ -1,0 +1,73 @@
+//! Sample tables: the running profiler's counts per call stack, differences of two readings,
+//! and symbol names for the stacks.
+
+use std::collections::HashMap;
+
+use pprof::{Frames, ProfilerGuard, Symbol, UnresolvedReport};
+
+use super::ProfileError;
+
+/// Samples per call stack (in `data`), stacks as raw return addresses (cheap to read and
+/// compare).
+pub type RawStacks = UnresolvedReport;
+
+/// Samples per call stack, with symbol names.
+pub type Stacks = HashMap<Frames, isize>;
+
+/// The running profiler's counts so far (they only grow while it runs).
+pub fn read(guard: &ProfilerGuard<'_>) -> Result<RawStacks, ProfileError> {
+    Ok(guard.report().build_unresolved()?)
+}
+
+/// A table without samples.
+pub fn empty() -> RawStacks {
+    UnresolvedReport {
+        data: HashMap::new(),
+        timing: Default::default(),
+    }
+}
+
+/// Adds to `into` the samples taken between readings `before` and `after`.
+pub fn add_difference(into: &mut RawStacks, before: &RawStacks, after: RawStacks) {
+    for (stack, count) in after.data {
+        let new = count - before.data.get(&stack).copied().unwrap_or(0);
+        if new > 0 {
+            *into.data.entry(stack).or_insert(0) += new;
+        }
+    }
+}
+
+/// Names the stacks' functions (from the binary's symbols and debug information), leaving out
+/// the sampler's own frames.
+pub fn resolve(raw: RawStacks) -> Stacks {
+    let mut out = Stacks::new();
+    for (stack, count) in raw.data {
+        let mut frames = Frames::from(stack);
+        drop_sampler_frames(&mut frames);
+        *out.entry(frames).or_insert(0) += count;
+    }
+    out
+}
+
+/// Removes the frames the signal handler runs in (the unwinder's) from the leaf end of a
+/// stack, so a profile's hottest functions are the program's.
+pub fn drop_sampler_frames(frames: &mut Frames) {
+    let sampler = frames
+        .frames
+        .iter()
+        .take_while(|symbols| symbols.iter().any(is_sampler_symbol))
+        .count();
+    frames.frames.drain(..sampler);
+}
+
+fn is_sampler_symbol(symbol: &Symbol) -> bool {
+    let name = symbol.name();
+    ["backtrace::", "pprof::", "_Unwind_", "__restore_rt"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
+
+/// Total samples of a table.
+pub fn total(stacks: &Stacks) -> isize {
+    stacks.values().sum()
+}
