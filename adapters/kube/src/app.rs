@@ -12,12 +12,14 @@ use tephra_engine::framework::Strictness;
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
+use crate::cycle_profile::CycleProfileRequests;
 use crate::flags::Flags;
 use crate::http;
 use crate::leader::{ElectionConfig, Elector, identity};
 use crate::metrics::Metrics;
 use crate::metrics_source::MetricsSource;
 use crate::objects::Responsibility;
+use crate::pprof::PprofState;
 use crate::rate_limit::RateLimiter;
 use crate::reload::ReloadWatch;
 use crate::scheduler::{LoopSettings, Parts, Scheduler};
@@ -100,12 +102,16 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         rest_client: metrics.rest_client.clone(),
         host,
     };
+    let cycle_profiles = flags
+        .enable_pprof
+        .then(|| Arc::new(CycleProfileRequests::default()));
     if flags.enable_metrics || flags.enable_pprof {
         let addr = http::listen_addr("listen-address", &flags.listen_address)?;
-        let router = http::metrics_router(
-            flags.enable_metrics.then(|| metrics.clone()),
-            flags.enable_pprof,
-        );
+        let pprof = cycle_profiles.clone().map(|cycle_requests| PprofState {
+            cycle_requests,
+            schedule_period: flags.schedule_period,
+        });
+        let router = http::metrics_router(flags.enable_metrics.then(|| metrics.clone()), pprof);
         http::serve(addr, router)
             .await
             .map_err(|e| format!("--listen-address={}: {e}", flags.listen_address))?;
@@ -180,6 +186,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         writer,
         metrics,
         dump_requested,
+        cycle_profiles,
     })
     .run()
     .await

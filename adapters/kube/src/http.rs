@@ -1,13 +1,13 @@
-//! The HTTP endpoints: `/metrics` (and `/debug/pprof/cmdline`) on `--listen-address`,
+//! The HTTP endpoints: `/metrics` (and `/debug/pprof`, see `pprof`) on `--listen-address`,
 //! `/healthz` on `--healthz-address`. Go-style addresses (`:8080`) listen on every interface.
 
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::http::StatusCode;
 use axum::routing::get;
 
 use crate::metrics::Metrics;
+use crate::pprof::{self, PprofState};
 
 /// A Go listen address (`:8080`, `127.0.0.1:8080`, `[::1]:8080`) as a socket address.
 pub fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr, String> {
@@ -21,7 +21,7 @@ pub fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr, String> {
 }
 
 /// The router of `--listen-address`.
-pub fn metrics_router(metrics: Option<Metrics>, pprof: bool) -> Router {
+pub fn metrics_router(metrics: Option<Metrics>, pprof: Option<PprofState>) -> Router {
     let mut r = Router::new();
     if let Some(m) = metrics {
         r = r.route(
@@ -37,23 +37,10 @@ pub fn metrics_router(metrics: Option<Metrics>, pprof: bool) -> Router {
             }),
         );
     }
-    if pprof {
-        r = r
-            .route(
-                "/debug/pprof/cmdline",
-                get(|| async { std::env::args().collect::<Vec<_>>().join("\0") }),
-            )
-            .route(
-                "/debug/pprof/{*profile}",
-                get(|| async {
-                    (
-                        StatusCode::NOT_IMPLEMENTED,
-                        "Go runtime profiles do not exist in tephra; profile it with perf\n",
-                    )
-                }),
-            );
+    match pprof {
+        Some(state) => pprof::routes(r, state),
+        None => r,
     }
-    r
 }
 
 /// The router of `--healthz-address`.

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod client;
 pub mod conf;
+pub mod cycle_profile;
 pub mod dump;
 pub mod feature_gates;
 pub mod flags;
@@ -13,6 +14,7 @@ pub mod leader;
 pub mod metrics;
 pub mod metrics_source;
 pub mod objects;
+pub mod pprof;
 pub mod rate_limit;
 pub mod raw;
 pub mod reload;

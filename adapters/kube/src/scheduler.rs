@@ -20,6 +20,7 @@ use tephra_engine::framework::{
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
+use crate::cycle_profile::{ActiveCycleProfile, CycleProfileRequests};
 use crate::metrics::{Metrics, TaskStage, unix_millis};
 use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
@@ -91,6 +92,9 @@ pub struct Scheduler {
     carryover: Arc<Carryover>,
     /// Binds whose volumes are written, waiting for the PV controller before the pod is bound.
     volume_waits: Vec<VolumeWait>,
+    cycle_profiles: Option<Arc<CycleProfileRequests>>,
+    /// A `/debug/pprof/cycle` request being served across cycles.
+    cycle_profile: Option<ActiveCycleProfile>,
 }
 
 fn unix_now() -> i64 {
@@ -134,6 +138,8 @@ pub struct Parts {
     pub writer: Writer,
     pub metrics: Metrics,
     pub dump_requested: Arc<AtomicBool>,
+    /// `/debug/pprof/cycle`'s mailbox (with `--enable-pprof`).
+    pub cycle_profiles: Option<Arc<CycleProfileRequests>>,
 }
 
 impl Scheduler {
@@ -162,6 +168,8 @@ impl Scheduler {
             timers: Arc::new(Timers::new(Time(unix_now()))),
             carryover: Arc::default(),
             volume_waits: Vec::new(),
+            cycle_profiles: p.cycle_profiles,
+            cycle_profile: None,
         }
     }
 
@@ -411,6 +419,17 @@ impl Scheduler {
 
     /// One cycle: session, actions, close, assume, bind, status writes.
     pub async fn run_once(&mut self) {
+        if self.cycle_profile.is_none() {
+            self.cycle_profile = self
+                .cycle_profiles
+                .as_deref()
+                .and_then(ActiveCycleProfile::pick_up);
+        }
+        let mut profiler = self.cycle_profile.as_mut().map(|p| &mut p.profiler);
+        if let Some(p) = profiler.as_mut() {
+            p.begin_cycle();
+            p.enter("snapshot");
+        }
         let start = Instant::now();
         self.cycle += 1;
         let now = Time(unix_now());
@@ -431,10 +450,14 @@ impl Scheduler {
             carryover: self.carryover.clone(),
             ..Default::default()
         };
+        if let Some(p) = profiler.as_mut() {
+            p.enter("open");
+        }
         let mut ssn = match Session::open(snap, self.conf.clone(), &self.registry, options) {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("cannot open a session: {e}");
+                self.end_profiled_cycle();
                 return;
             }
         };
@@ -442,6 +465,9 @@ impl Scheduler {
             .open_session_duration
             .observe(ms(start.elapsed()));
         for a in self.conf.actions.clone() {
+            if let Some(p) = profiler.as_mut() {
+                p.enter(a.name());
+            }
             let t = Instant::now();
             actions::run(&mut ssn, a);
             self.metrics
@@ -449,7 +475,11 @@ impl Scheduler {
                 .with_label_values(&[a.name()])
                 .observe(ms(t.elapsed()));
         }
+        if let Some(p) = profiler.as_mut() {
+            p.enter("close");
+        }
         let decisions = ssn.close();
+        self.end_profiled_cycle();
         let session_time = start.elapsed();
         self.metrics
             .e2e_scheduling_latency
@@ -487,6 +517,18 @@ impl Scheduler {
                 bind_time
             );
         }
+    }
+
+    /// A cycle's phases are over: a `/debug/pprof/cycle` profile that has all its cycles is
+    /// answered.
+    fn end_profiled_cycle(&mut self) {
+        if let Some(active) = &mut self.cycle_profile {
+            active.profiler.leave();
+        }
+        self.cycle_profile = self
+            .cycle_profile
+            .take()
+            .and_then(ActiveCycleProfile::after_cycle);
     }
 
     /// Each task the session committed to a node reached the Assumed stage (Volcano:
