@@ -99,6 +99,10 @@ pub struct BenchArgs {
     /// in fresh memory.
     #[arg(long)]
     pub cold: bool,
+    /// Profile the cycles in-process and write one SVG flamegraph per phase into DIR
+    /// (snapshot.svg, open.svg, one per action, close.svg), each over all the cycles.
+    #[arg(long, value_name = "DIR")]
+    pub flamegraph: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -281,9 +285,19 @@ fn run_bench_command(
         record_decisions: a.decisions.is_some(),
         disable_class_caches: a.no_class_caches,
         cold: a.cold,
+        flamegraph: a.flamegraph.clone(),
     };
     let workload = load_workload(&a.workload, a.seed).map_err(|e| e.to_string())?;
     let run = run_bench(workload, conf, registry, &options).map_err(|e| e.to_string())?;
+    if let Some(dir) = &a.flamegraph {
+        writeln!(
+            err,
+            "wrote {} flamegraphs to {}",
+            run.flamegraphs.len(),
+            dir.display()
+        )
+        .map_err(|e| e.to_string())?;
+    }
     if let (Some(path), Some(log)) = (&a.decisions, &run.decisions) {
         std::fs::write(path, log).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }

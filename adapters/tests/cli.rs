@@ -290,6 +290,65 @@ fn gen_writes_a_gzip_stream_that_bench_runs_alike_at_1_and_2_threads() {
 }
 
 #[test]
+fn bench_flamegraph_writes_one_svg_per_phase() {
+    let dir = Scratch::new("bench-flamegraph", &[("README", "scratch")]);
+    let workload = dir.path("w.json");
+    let generated = tephra(&[
+        "gen",
+        "gang-mixed",
+        "--nodes",
+        "24",
+        "--pending",
+        "40",
+        "-o",
+        &workload,
+    ]);
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let svgs = dir.path("svg");
+    let o = tephra(&[
+        "bench",
+        "--workload",
+        &workload,
+        "--threads",
+        "1",
+        "--cycles",
+        "2",
+        "--flamegraph",
+        &svgs,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("wrote 6 flamegraphs to {svgs}\n"));
+    let mut files: Vec<String> = std::fs::read_dir(&svgs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "allocate.svg",
+            "backfill.svg",
+            "close.svg",
+            "enqueue.svg",
+            "open.svg",
+            "snapshot.svg"
+        ]
+    );
+    for file in files {
+        let svg = std::fs::read_to_string(std::path::Path::new(&svgs).join(&file)).unwrap();
+        let phase = file.trim_end_matches(".svg");
+        assert!(
+            svg.contains("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{file}"
+        );
+        assert!(
+            svg.contains(&format!("tephra {phase}: 2 cycles")),
+            "{file}: {svg}"
+        );
+    }
+}
+
+#[test]
 fn gen_and_bench_refuse_bad_workloads() {
     let o = tephra(&["gen", "gang-mixed", "-o", "/dev/null"]);
     assert_eq!(stderr(&o), "tephra: gang-mixed needs --nodes\n");

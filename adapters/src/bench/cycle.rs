@@ -12,6 +12,7 @@ use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOption
 
 use super::cpu_time::process_cpu_ns;
 use crate::offline::{DEFAULT_QUEUE, START_TIME};
+use crate::profiling::PhaseProfiler;
 
 /// Where one cycle's time went, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,13 +45,15 @@ fn ms_since(start: Instant) -> f64 {
 /// Runs cycle number `cycle` (1-based: the session clock is one second per cycle after
 /// `START_TIME`, as `tephra simulate` does) and returns its timing and decisions. The session
 /// takes the rest of its options from `shared`, which the cycles of one run share (the class
-/// carryover among them, as a scheduler loop would).
+/// carryover among them, as a scheduler loop would). A `profiler` is told each phase as it
+/// starts and ends (outside the timings).
 pub fn timed_cycle(
     state: &mut ClusterState,
     conf: &Arc<SchedulerConfig>,
     registry: &PluginRegistry,
     cycle: u32,
     shared: &SessionOptions,
+    mut profiler: Option<&mut PhaseProfiler>,
 ) -> Result<(CycleTiming, Decisions), ConfigError> {
     let now = Time(START_TIME.0 + i64::from(cycle) - 1);
     let options = SessionOptions {
@@ -58,25 +61,40 @@ pub fn timed_cycle(
         uid: format!("tephra-cycle-{cycle}").into(),
         ..shared.clone()
     };
+    if let Some(p) = profiler.as_deref_mut() {
+        p.begin_cycle();
+    }
+    let mut enter = |phase: &str| {
+        if let Some(p) = profiler.as_deref_mut() {
+            p.enter(phase);
+        }
+    };
     let cpu_start = process_cpu_ns();
+    enter("snapshot");
     let start = Instant::now();
     let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
     let snapshot_ms = ms_since(start);
 
+    enter("open");
     let start = Instant::now();
     let mut ssn = Session::open(snap, conf.clone(), registry, options)?;
     let open_ms = ms_since(start);
 
     let mut actions_ms = Vec::new();
     for &action in &conf.actions {
+        enter(action.name());
         let start = Instant::now();
         actions::run(&mut ssn, action);
         actions_ms.push((action.name().to_string(), ms_since(start)));
     }
 
+    enter("close");
     let start = Instant::now();
     let decisions = ssn.close();
     let close_ms = ms_since(start);
+    if let Some(p) = profiler {
+        p.leave();
+    }
     let cpu_ms = cpu_start
         .zip(process_cpu_ns())
         .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
@@ -109,8 +127,15 @@ mod tests {
         let mut state = generate_state(&g);
         let conf = Arc::new(scheduler_conf());
         let registry = tephra_engine::plugins::builtin_registry();
-        let (t, d) =
-            timed_cycle(&mut state, &conf, &registry, 1, &SessionOptions::default()).unwrap();
+        let (t, d) = timed_cycle(
+            &mut state,
+            &conf,
+            &registry,
+            1,
+            &SessionOptions::default(),
+            None,
+        )
+        .unwrap();
         let names: Vec<&str> = t.actions_ms.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["enqueue", "allocate", "backfill"]);
         assert!(t.binds > 0 && t.binds == d.binds.len());

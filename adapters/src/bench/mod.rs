@@ -1,14 +1,18 @@
 //! `tephra bench`: scheduling cycles on a workload with per-phase timing. Cycle 1 sees every
 //! pending pod, on a cache warmed up as the scheduler's is once its initial lists are in (unless
 //! `--cold`); each later cycle first applies the workload's churn. Cycles run inside a
-//! dedicated rayon pool of the requested size, which the engine's parallel loops use.
+//! dedicated rayon pool of the requested size, which the engine's parallel loops use. With
+//! `--flamegraph DIR` the cycles' phases are profiled in-process (`profiling::PhaseProfiler`)
+//! and drawn into DIR.
 
 mod cpu_time;
 mod cycle;
 mod decision_log;
+mod flamegraphs;
 mod report;
 mod rss;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,6 +21,7 @@ use tephra_engine::framework::{PluginRegistry, SessionOptions};
 
 use crate::InputError;
 use crate::offline::DEFAULT_QUEUE;
+use crate::profiling::{PHASE_PROFILE_HZ, PhaseProfiler, claim_profiler};
 use crate::warm_up::warm_up;
 use crate::workload::{ChurnStep, Workload};
 pub use cycle::{CycleTiming, timed_cycle};
@@ -35,6 +40,8 @@ pub struct BenchOptions {
     pub disable_class_caches: bool,
     /// Start cycle 1 on a cache that has built nothing yet (no `warm_up`).
     pub cold: bool,
+    /// Draw a flamegraph per phase into this directory (`--flamegraph`).
+    pub flamegraph: Option<PathBuf>,
 }
 
 /// What a benchmark measured.
@@ -50,6 +57,8 @@ pub struct BenchRun {
     pub peak_rss_bytes: Option<u64>,
     /// The cache's warm-up once the cluster is loaded (`None`: started cold).
     pub warm_up_ms: Option<f64>,
+    /// The flamegraphs written (`--flamegraph`), one per phase.
+    pub flamegraphs: Vec<PathBuf>,
 }
 
 /// Runs `options.cycles` cycles of `workload` under `conf`.
@@ -73,6 +82,7 @@ pub fn run_bench(
         decisions: options.record_decisions.then(String::new),
         peak_rss_bytes: None,
         warm_up_ms: None,
+        flamegraphs: Vec::new(),
     };
     let shared = SessionOptions {
         disable_class_caches: options.disable_class_caches,
@@ -87,13 +97,24 @@ pub fn run_bench(
             .map_err(|e| InputError::new("scheduler configuration", e))?;
         run.warm_up_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     }
+    let mut profiler = match &options.flamegraph {
+        Some(dir) => {
+            let origin = || format!("--flamegraph {}", dir.display());
+            let claim = claim_profiler("tephra bench --flamegraph")
+                .map_err(|e| InputError::new(origin(), e))?;
+            let profiler = PhaseProfiler::start(claim, PHASE_PROFILE_HZ)
+                .map_err(|e| InputError::new(origin(), e))?;
+            Some(profiler)
+        }
+        None => None,
+    };
     for cycle in 1..=options.cycles {
         if cycle > 1 {
             run.churn.push(workload.churn.step(&mut workload.state));
         }
         let state = &mut workload.state;
         let (timing, decisions) = pool
-            .install(|| timed_cycle(state, &conf, registry, cycle, &shared))
+            .install(|| timed_cycle(state, &conf, registry, cycle, &shared, profiler.as_mut()))
             .map_err(|e| InputError::new("scheduler configuration", e))?;
         if let Some(log) = &mut run.decisions {
             decision_log::append_cycle(log, cycle, &decisions);
@@ -101,5 +122,8 @@ pub fn run_bench(
         run.cycles.push(timing);
     }
     run.peak_rss_bytes = peak_rss_bytes();
+    if let (Some(profiler), Some(dir)) = (profiler, &options.flamegraph) {
+        run.flamegraphs = flamegraphs::write_phase_flamegraphs(profiler.finish(), dir)?;
+    }
     Ok(run)
 }

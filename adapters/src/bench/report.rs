@@ -156,6 +156,7 @@ mod tests {
             decisions: None,
             peak_rss_bytes: Some(3 * 1024 * 1024),
             warm_up_ms: Some(4.5),
+            flamegraphs: Vec::new(),
         }
     }
 

@@ -5,7 +5,8 @@
 //! and stopping the sampler at each phase instead would cost more than a short phase lasts: the
 //! sampler builds its sample table anew on every stop. A phase lasts milliseconds, so the sampler
 //! runs at a high rate (`PHASE_PROFILE_HZ`); the kernel delivers at most one sample per CPU per
-//! timer tick, which caps the real rate (commonly 250 or 1000 per CPU second).
+//! timer tick, which caps the real rate (its `CONFIG_HZ`: 100 to 1000 per CPU second), so short
+//! phases need many cycles for a useful graph.
 
 use std::time::Instant;
 
@@ -171,8 +172,9 @@ impl PhaseProfile {
                 let stacks = samples::resolve(raw);
                 let samples = samples::total(&stacks);
                 let title = format!(
-                    "tephra {phase}: {cycles} cycle{}, {samples} samples at up to {} Hz",
-                    if cycles == 1 { "" } else { "s" },
+                    "tephra {phase}: {}, {} at up to {} Hz",
+                    plural(cycles, "cycle"),
+                    plural(samples.max(0) as usize, "sample"),
                     self.hz
                 );
                 let svg = flamegraph_svg(&title, &stacks);
@@ -183,6 +185,15 @@ impl PhaseProfile {
                 }
             })
             .collect()
+    }
+}
+
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
     }
 }
 
