@@ -99,6 +99,10 @@ pub struct BenchArgs {
     /// in fresh memory.
     #[arg(long)]
     pub cold: bool,
+    /// Checking mode: run every cycle again from scratch (no carried or patched value, class
+    /// caches off) and fail on any difference in the decisions. Slow: for testing.
+    #[arg(long)]
+    pub check: bool,
     /// Profile the cycles in-process and write one SVG flamegraph per phase into DIR
     /// (snapshot.svg, open.svg, one per action, close.svg), each over all the cycles.
     #[arg(long, value_name = "DIR")]
@@ -285,6 +289,7 @@ fn run_bench_command(
         record_decisions: a.decisions.is_some(),
         disable_class_caches: a.no_class_caches,
         cold: a.cold,
+        checking: a.check,
         flamegraph: a.flamegraph.clone(),
     };
     let workload = load_workload(&a.workload, a.seed).map_err(|e| e.to_string())?;

@@ -41,7 +41,7 @@ fn run_file(
         Err(e) => return Outcome::Error(e.to_string()),
     };
     warnings.extend(conf.warnings);
-    let run = || run_scenario_under(&scenario, conf.config, registry);
+    let run = || run_scenario_under(&scenario, conf.config, registry, false);
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(checks)) if checks.iter().all(|c| c.passed) => Outcome::Passed,
         Ok(Ok(checks)) => Outcome::Failed(scenario.name, checks),

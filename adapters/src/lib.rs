@@ -17,7 +17,6 @@ pub mod scenario;
 pub mod simulate;
 #[cfg(test)]
 mod test_dir;
-pub mod warm_up;
 pub mod workload;
 
 pub use input_error::InputError;

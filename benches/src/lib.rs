@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tephra_adapters::offline::{DEFAULT_QUEUE, START_TIME};
 use tephra_adapters::workload::{Churn, DEFAULT_SEED, GangMixed, generate_state, named};
 use tephra_cache::ClusterState;
-use tephra_engine::actions;
+use tephra_cache::cycle::CycleDriver;
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions};
 use tephra_engine::snapshot::Snapshot;
@@ -66,7 +66,7 @@ impl Fixture {
         Arc::new(self.state.snapshot(DEFAULT_QUEUE))
     }
 
-    /// A session opened on a fresh snapshot.
+    /// A session opened on a fresh snapshot, for benches of one step of a session.
     pub fn open(&mut self) -> Session {
         let options = SessionOptions {
             now: START_TIME,
@@ -77,10 +77,18 @@ impl Fixture {
             .expect("the chart default configuration opens")
     }
 
-    /// One whole cycle (snapshot, open, actions, close); the state is left as it was.
+    /// One whole cycle (snapshot, open, actions, close) with nothing carried from an earlier
+    /// one; the state is left as it was.
     pub fn cycle(&mut self) -> Decisions {
-        let mut ssn = self.open();
-        actions::run_all(&mut ssn);
-        ssn.close()
+        CycleDriver::new(self.conf.clone(), DEFAULT_QUEUE)
+            .decide(
+                &mut self.state,
+                &self.registry,
+                START_TIME,
+                "tephra-bench".into(),
+                &mut (),
+            )
+            .expect("the chart default configuration opens")
+            .decisions
     }
 }

@@ -2,6 +2,7 @@
 //! assumes the cycle's `Decisions` so the next cycle starts from what the API would hold.
 
 mod assume;
+pub mod cycle;
 mod event;
 mod kind;
 mod numa_bookings;

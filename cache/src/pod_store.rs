@@ -104,6 +104,17 @@ impl PodStore {
         self.pods.changes()
     }
 
+    /// The same pods, each a fresh copy, grouped afresh (not kept in step change by change).
+    pub fn fresh_copies(&self) -> Self {
+        let pods = self.pods.fresh_copies();
+        let by_group = PodsByGroup::from_pods(pods.iter());
+        PodStore {
+            pods,
+            by_group,
+            touched_nodes: HashSet::new(),
+        }
+    }
+
     /// The pods grouped by PodGroup, each group in task order.
     pub fn by_group(&self) -> &PodsByGroup {
         &self.by_group

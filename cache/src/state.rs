@@ -111,13 +111,51 @@ impl ClusterState {
         for o in objects {
             state.upsert(o);
         }
-        let pods: Vec<&Arc<Pod>> = state.pods.iter().collect();
-        prepare_pods(&pods);
-        let nodes: Vec<&Arc<Node>> = state.nodes.iter().collect();
-        nodes.par_iter().for_each(|n| prepare_node(n));
-        let pod_groups: Vec<&Arc<PodGroup>> = state.pod_groups.iter().collect();
-        pod_groups.par_iter().for_each(|pg| prepare_pod_group(pg));
+        state.prepare_all();
         state
+    }
+
+    /// The same objects with nothing derived or carried: every pod, node and PodGroup a fresh
+    /// copy (empty memos), pods grouped afresh, no tables kept from earlier snapshots. What a
+    /// scheduler restarted now would hold once its lists are in; the checking mode's reference
+    /// (`cycle::CycleDriver::checking`).
+    pub fn from_scratch(&self) -> ClusterState {
+        let state = ClusterState {
+            pods: self.pods.fresh_copies(),
+            nodes: self.nodes.fresh_copies(),
+            pod_groups: self.pod_groups.fresh_copies(),
+            queues: self.queues.clone(),
+            priority_classes: self.priority_classes.clone(),
+            hyper_nodes: self.hyper_nodes.clone(),
+            pdbs: self.pdbs.clone(),
+            resource_quotas: self.resource_quotas.clone(),
+            node_metrics: self.node_metrics.clone(),
+            numatopologies: self.numatopologies.clone(),
+            numa_bookings: self.numa_bookings.clone(),
+            namespaces: self.namespaces.clone(),
+            storage: self.storage.clone(),
+            storage_changes: self.storage_changes,
+            workloads: self.workloads.clone(),
+            workload_changes: self.workload_changes,
+            node_tables: None,
+            changed_nodes: BTreeSet::new(),
+            task_tables: None,
+            released: Leftovers::default(),
+            last_serial: None,
+            last_snapshot_of: None,
+        };
+        state.prepare_all();
+        state
+    }
+
+    /// Prepares every pod, node and PodGroup in parallel, as each would be on arrival.
+    fn prepare_all(&self) {
+        let pods: Vec<&Arc<Pod>> = self.pods.iter().collect();
+        prepare_pods(&pods);
+        let nodes: Vec<&Arc<Node>> = self.nodes.iter().collect();
+        nodes.par_iter().for_each(|n| prepare_node(n));
+        let pod_groups: Vec<&Arc<PodGroup>> = self.pod_groups.iter().collect();
+        pod_groups.par_iter().for_each(|pg| prepare_pod_group(pg));
     }
 
     /// Applies one watch event.

@@ -81,6 +81,21 @@ impl<T: Clone> Store<T> {
         self.by_seq.values()
     }
 
+    /// The same objects in the same places, each a fresh copy, so nothing memoised on them is
+    /// shared (a clone starts with an empty memo).
+    pub fn fresh_copies(&self) -> Self {
+        Store {
+            next: self.next,
+            changes: self.changes,
+            by_seq: self
+                .by_seq
+                .iter()
+                .map(|(&seq, o)| (seq, Arc::new(T::clone(o))))
+                .collect(),
+            seq_of: self.seq_of.clone(),
+        }
+    }
+
     /// Changes, in insertion order, every object `select` picks (each a fresh copy, as with
     /// `get_mut`); the others stay shared with earlier snapshots. `replaced` gets each changed
     /// object's old and new versions as it changes, so the old one can go at once.
@@ -129,6 +144,17 @@ mod tests {
 
     fn names(s: &Store<&'static str>) -> Vec<&'static str> {
         s.iter().map(|o| **o).collect()
+    }
+
+    #[test]
+    fn fresh_copies_keep_places_and_share_no_object() {
+        let mut s = Store::default();
+        s.upsert("a".into(), "a1");
+        s.upsert("b".into(), "b1");
+        let copies = s.fresh_copies();
+        assert_eq!(names(&copies), ["a1", "b1"]);
+        assert!(s.iter().zip(copies.iter()).all(|(a, b)| !Arc::ptr_eq(a, b)));
+        assert_eq!(copies.changes(), s.changes());
     }
 
     #[test]

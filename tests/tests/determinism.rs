@@ -2,7 +2,8 @@
 //! warm-up (the cache's rows and one session without actions): the plain path (caches off) on a
 //! cold start is the reference the fast path after the warm-up must equal. Three cycles each, so
 //! the churn path and steady-state cycles are compared too, the later ones with classes carried
-//! over from the cycle before (twice in a row).
+//! over from the cycle before (twice in a row). The fast runs are in checking mode, so each of
+//! their cycles is also compared with the same cycle run from scratch.
 
 use tephra_adapters::bench::{BenchOptions, run_bench};
 use tephra_adapters::workload::gang_mixed::scheduler_conf;
@@ -24,13 +25,20 @@ const CONTENDED: GangMixed = GangMixed {
     seed: 1,
 };
 
-fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool, cold: bool) -> String {
+fn decisions(
+    g: &GangMixed,
+    threads: usize,
+    disable_class_caches: bool,
+    cold: bool,
+    checking: bool,
+) -> String {
     let options = BenchOptions {
         threads,
         cycles: 3,
         record_decisions: true,
         disable_class_caches,
         cold,
+        checking,
         flamegraph: None,
     };
     let run = run_bench(
@@ -44,9 +52,9 @@ fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool, cold: bo
 }
 
 fn assert_same_decisions(g: &GangMixed) -> String {
-    let reference = decisions(g, 1, true, true);
-    for (threads, plain) in [(1, false), (4, false)] {
-        let other = decisions(g, threads, plain, false);
+    let reference = decisions(g, 1, true, true, false);
+    for (threads, plain) in [(1, false), (4, false), (8, false)] {
+        let other = decisions(g, threads, plain, false, true);
         let first_difference = reference.lines().zip(other.lines()).find(|(a, b)| a != b);
         assert!(
             reference == other,

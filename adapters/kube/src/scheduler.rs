@@ -9,19 +9,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use tephra_adapters::profiling::PhaseProfiled;
+use tephra_cache::cycle::CycleDriver;
 use tephra_cache::{ClusterEvent, ClusterState, ObjectKind, meta_of};
-use tephra_engine::actions;
 use tephra_engine::api::{ClusterObject, Time};
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{
-    Bind, Carryover, Decisions, EventObject, NodeSampling, PluginRegistry, PodConditionUpdate,
-    Session, SessionOptions, Timers,
+    Bind, Decisions, EventObject, NodeSampling, PluginRegistry, PodConditionUpdate,
 };
 use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
 use crate::cycle_profile::{ActiveCycleProfile, CycleProfileRequests};
-use crate::metrics::{Metrics, TaskStage, unix_millis};
+use crate::metrics::{CyclePhases, Metrics, TaskStage, unix_millis};
 use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
@@ -66,7 +66,10 @@ pub struct Scheduler {
     pub settings: LoopSettings,
     pub state: ClusterState,
     raw: RawStore,
-    conf: Arc<SchedulerConfig>,
+    /// Runs each cycle; holds the configuration in force, the clocks that outlive a session
+    /// (the rescheduling plugin's interval, from the start) and what one session leaves for
+    /// the next (equivalence classes, node sums; the engine checks that it still applies).
+    driver: CycleDriver,
     conf_source: ConfSource,
     reload: Option<ReloadWatch>,
     registry: PluginRegistry,
@@ -85,11 +88,6 @@ pub struct Scheduler {
     condition_memo: HashMap<(Arc<str>, Arc<str>), WrittenCondition>,
     cycle: u64,
     session_prefix: String,
-    /// Clocks that outlive a session (the rescheduling plugin's interval), from the start.
-    timers: Arc<Timers>,
-    /// What one session leaves for the next (equivalence classes, node sums); the engine checks
-    /// that it still applies.
-    carryover: Arc<Carryover>,
     /// Binds whose volumes are written, waiting for the PV controller before the pod is bound.
     volume_waits: Vec<VolumeWait>,
     cycle_profiles: Option<Arc<CycleProfileRequests>>,
@@ -146,11 +144,14 @@ impl Scheduler {
     pub fn new(p: Parts) -> Scheduler {
         let (status, written) = StatusWriter::spawn(p.writer.clone(), &p.settings.scheduler_name);
         let session_prefix = crate::leader::identity();
+        let driver = CycleDriver::new(Arc::new(p.conf), &p.settings.default_queue)
+            .started_at(Time(unix_now()))
+            .node_sampling(p.settings.node_sampling);
         Scheduler {
             settings: p.settings,
             state: ClusterState::new(),
             raw: RawStore::default(),
-            conf: Arc::new(p.conf),
+            driver,
             conf_source: p.conf_source,
             reload: p.reload,
             registry: p.registry,
@@ -165,8 +166,6 @@ impl Scheduler {
             condition_memo: HashMap::new(),
             cycle: 0,
             session_prefix,
-            timers: Arc::new(Timers::new(Time(unix_now()))),
-            carryover: Arc::default(),
             volume_waits: Vec::new(),
             cycle_profiles: p.cycle_profiles,
             cycle_profile: None,
@@ -370,7 +369,7 @@ impl Scheduler {
                 );
                 self.metrics.show_config_problems(&checked.set_aside);
                 self.metrics_source.reconfigure(&checked.config.metrics);
-                self.conf = Arc::new(checked.config);
+                self.driver.set_conf(Arc::new(checked.config));
             }
             Ok(None) => {}
             Err(e) if self.conf_source.refusal_is_fatal() => return Err(e.to_string()),
@@ -396,13 +395,7 @@ impl Scheduler {
         self.wait_for_sync().await;
         self.metrics_source.start();
         let start = Instant::now();
-        let warmed = tephra_adapters::warm_up::warm_up(
-            &mut self.state,
-            &self.settings.default_queue,
-            &self.conf,
-            &self.registry,
-            self.carryover.clone(),
-        );
+        let warmed = self.driver.warm_up(&mut self.state, &self.registry);
         match warmed {
             Ok(()) => tracing::info!("warmed up in {:?}", start.elapsed()),
             Err(e) => tracing::error!("warm-up: cannot open a session: {e}"),
@@ -425,67 +418,44 @@ impl Scheduler {
                 .as_deref()
                 .and_then(ActiveCycleProfile::pick_up);
         }
-        let mut profiler = self.cycle_profile.as_mut().map(|p| &mut p.profiler);
-        if let Some(p) = profiler.as_mut() {
-            p.begin_cycle();
-            p.enter("snapshot");
-        }
         let start = Instant::now();
         self.cycle += 1;
         let now = Time(unix_now());
-        let snap = Arc::new(self.state.snapshot(&self.settings.default_queue));
-        tracing::debug!(
-            "cycle {}: {} nodes, {} queues, {} jobs, {} tasks",
-            self.cycle,
-            snap.nodes.len(),
-            snap.queues.len(),
-            snap.jobs.len(),
-            snap.tasks.len()
-        );
-        let options = SessionOptions {
-            now,
-            uid: format!("{}-{}", self.session_prefix, self.cycle).into(),
-            node_sampling: self.settings.node_sampling,
-            timers: self.timers.clone(),
-            carryover: self.carryover.clone(),
-            ..Default::default()
+        let uid = format!("{}-{}", self.session_prefix, self.cycle).into();
+        let mut observer = PhaseProfiled {
+            observer: CyclePhases {
+                metrics: &self.metrics,
+                start,
+            },
+            profiler: self.cycle_profile.as_mut().map(|p| &mut p.profiler),
         };
-        if let Some(p) = profiler.as_mut() {
-            p.enter("open");
-        }
-        let mut ssn = match Session::open(snap, self.conf.clone(), &self.registry, options) {
-            Ok(s) => s,
+        let cycle = self
+            .driver
+            .run(&mut self.state, &self.registry, now, uid, &mut observer);
+        self.end_profiled_cycle();
+        let decisions = match cycle {
+            Ok(cycle) => {
+                let snap = &cycle.snapshot;
+                tracing::debug!(
+                    "cycle {}: {} nodes, {} queues, {} jobs, {} tasks",
+                    self.cycle,
+                    snap.nodes.len(),
+                    snap.queues.len(),
+                    snap.jobs.len(),
+                    snap.tasks.len()
+                );
+                cycle.decisions
+            }
             Err(e) => {
-                tracing::error!("cannot open a session: {e}");
-                self.end_profiled_cycle();
+                tracing::error!("{e}");
                 return;
             }
         };
-        self.metrics
-            .open_session_duration
-            .observe(ms(start.elapsed()));
-        for a in self.conf.actions.clone() {
-            if let Some(p) = profiler.as_mut() {
-                p.enter(a.name());
-            }
-            let t = Instant::now();
-            actions::run(&mut ssn, a);
-            self.metrics
-                .action_scheduling_latency
-                .with_label_values(&[a.name()])
-                .observe(ms(t.elapsed()));
-        }
-        if let Some(p) = profiler.as_mut() {
-            p.enter("close");
-        }
-        let decisions = ssn.close();
-        self.end_profiled_cycle();
         let session_time = start.elapsed();
         self.metrics
             .e2e_scheduling_latency
             .observe(ms(session_time));
         self.observe_assumed(&decisions.binds);
-        self.state.assume(&decisions, now);
         let mut batch = self.status_batch(&decisions);
         let bind_start = Instant::now();
         self.bind_all(&decisions.binds, &mut batch).await;
@@ -552,7 +522,8 @@ impl Scheduler {
 
     /// True when `predicates`, Volcano's one pre-binder, is configured.
     fn has_pre_binder(&self) -> bool {
-        self.conf
+        self.driver
+            .conf()
             .tiers
             .iter()
             .flat_map(|t| &t.plugins)

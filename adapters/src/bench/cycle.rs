@@ -1,18 +1,17 @@
-//! One timed scheduling cycle: snapshot, session open, each configured action, close; then the
-//! decisions are assumed into the cluster state (untimed, as the API writes would be).
+//! One timed scheduling cycle through the cycle driver: snapshot, session open, each configured
+//! action, close; then the decisions are assumed into the cluster state (untimed, as the API
+//! writes would be).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use tephra_cache::ClusterState;
-use tephra_engine::actions;
+use tephra_cache::cycle::{CycleDriver, CycleError, Phase, PhaseTimes};
 use tephra_engine::api::Time;
-use tephra_engine::config::{ConfigError, SchedulerConfig};
-use tephra_engine::framework::{Decisions, PluginRegistry, Session, SessionOptions};
+use tephra_engine::framework::{Decisions, PluginRegistry};
 
 use super::cpu_time::process_cpu_ns;
-use crate::offline::{DEFAULT_QUEUE, START_TIME};
-use crate::profiling::PhaseProfiler;
+use crate::offline::START_TIME;
+use crate::profiling::{PhaseProfiled, PhaseProfiler};
 
 /// Where one cycle's time went, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,85 +35,59 @@ impl CycleTiming {
             + self.actions_ms.iter().map(|(_, ms)| ms).sum::<f64>()
             + self.close_ms
     }
-}
 
-fn ms_since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e3
+    fn of(times: &PhaseTimes, binds: usize, cpu_ms: Option<f64>) -> Self {
+        let ms = |phase| times.of(phase).as_secs_f64() * 1e3;
+        CycleTiming {
+            snapshot_ms: ms(Phase::Snapshot),
+            open_ms: ms(Phase::Open),
+            actions_ms: times
+                .0
+                .iter()
+                .filter(|(p, _)| matches!(p, Phase::Action(_)))
+                .map(|(p, d)| (p.name().to_string(), d.as_secs_f64() * 1e3))
+                .collect(),
+            close_ms: ms(Phase::Close),
+            binds,
+            cpu_ms,
+        }
+    }
 }
 
 /// Runs cycle number `cycle` (1-based: the session clock is one second per cycle after
-/// `START_TIME`, as `tephra simulate` does) and returns its timing and decisions. The session
-/// takes the rest of its options from `shared`, which the cycles of one run share (the class
-/// carryover among them, as a scheduler loop would). A `profiler` is told each phase as it
-/// starts and ends (outside the timings).
+/// `START_TIME`, as `tephra simulate` does) through `driver`, which the cycles of one run share
+/// (the carryover among them, as a scheduler loop would), and returns its timing and decisions.
+/// A `profiler` profiles the cycle's phases (outside their timings).
 pub fn timed_cycle(
+    driver: &CycleDriver,
     state: &mut ClusterState,
-    conf: &Arc<SchedulerConfig>,
     registry: &PluginRegistry,
     cycle: u32,
-    shared: &SessionOptions,
-    mut profiler: Option<&mut PhaseProfiler>,
-) -> Result<(CycleTiming, Decisions), ConfigError> {
+    profiler: Option<&mut PhaseProfiler>,
+) -> Result<(CycleTiming, Decisions), CycleError> {
     let now = Time(START_TIME.0 + i64::from(cycle) - 1);
-    let options = SessionOptions {
-        now,
-        uid: format!("tephra-cycle-{cycle}").into(),
-        ..shared.clone()
-    };
-    if let Some(p) = profiler.as_deref_mut() {
-        p.begin_cycle();
-    }
-    let mut enter = |phase: &str| {
-        if let Some(p) = profiler.as_deref_mut() {
-            p.enter(phase);
-        }
+    let uid: Arc<str> = format!("tephra-cycle-{cycle}").into();
+    let mut observer = PhaseProfiled {
+        observer: PhaseTimes::default(),
+        profiler,
     };
     let cpu_start = process_cpu_ns();
-    enter("snapshot");
-    let start = Instant::now();
-    let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
-    let snapshot_ms = ms_since(start);
-
-    enter("open");
-    let start = Instant::now();
-    let mut ssn = Session::open(snap, conf.clone(), registry, options)?;
-    let open_ms = ms_since(start);
-
-    let mut actions_ms = Vec::new();
-    for &action in &conf.actions {
-        enter(action.name());
-        let start = Instant::now();
-        actions::run(&mut ssn, action);
-        actions_ms.push((action.name().to_string(), ms_since(start)));
-    }
-
-    enter("close");
-    let start = Instant::now();
-    let decisions = ssn.close();
-    let close_ms = ms_since(start);
-    if let Some(p) = profiler {
-        p.leave();
-    }
+    let decided = driver.decide(state, registry, now, uid, &mut observer)?;
+    let times = observer.observer;
     let cpu_ms = cpu_start
         .zip(process_cpu_ns())
         .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
-
+    let decisions = decided.decisions;
     state.assume(&decisions, now);
     state.complete_offline();
-    let timing = CycleTiming {
-        snapshot_ms,
-        open_ms,
-        actions_ms,
-        close_ms,
-        binds: decisions.binds.len(),
-        cpu_ms,
-    };
+    let timing = CycleTiming::of(&times, decisions.binds.len(), cpu_ms);
     Ok((timing, decisions))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::offline::DEFAULT_QUEUE;
     use crate::workload::{GangMixed, gang_mixed::scheduler_conf, generate_state};
 
     #[test]
@@ -125,17 +98,9 @@ mod tests {
             seed: 1,
         };
         let mut state = generate_state(&g);
-        let conf = Arc::new(scheduler_conf());
+        let driver = CycleDriver::new(Arc::new(scheduler_conf()), DEFAULT_QUEUE);
         let registry = tephra_engine::plugins::builtin_registry();
-        let (t, d) = timed_cycle(
-            &mut state,
-            &conf,
-            &registry,
-            1,
-            &SessionOptions::default(),
-            None,
-        )
-        .unwrap();
+        let (t, d) = timed_cycle(&driver, &mut state, &registry, 1, None).unwrap();
         let names: Vec<&str> = t.actions_ms.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["enqueue", "allocate", "backfill"]);
         assert!(t.binds > 0 && t.binds == d.binds.len());

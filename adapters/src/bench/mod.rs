@@ -16,13 +16,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use tephra_cache::cycle::{CycleDriver, CycleError};
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::{PluginRegistry, SessionOptions};
+use tephra_engine::framework::PluginRegistry;
 
 use crate::InputError;
 use crate::offline::DEFAULT_QUEUE;
 use crate::profiling::{PHASE_PROFILE_HZ, PhaseProfiler, claim_profiler};
-use crate::warm_up::warm_up;
 use crate::workload::{ChurnStep, Workload};
 pub use cycle::{CycleTiming, timed_cycle};
 pub use report::{write_json, write_text};
@@ -38,8 +38,10 @@ pub struct BenchOptions {
     pub record_decisions: bool,
     /// Run the engine's plain path (see `SessionOptions::disable_class_caches`).
     pub disable_class_caches: bool,
-    /// Start cycle 1 on a cache that has built nothing yet (no `warm_up`).
+    /// Start cycle 1 on a cache that has built nothing yet (no warm-up).
     pub cold: bool,
+    /// Run every cycle again from scratch and fail on a difference (`CycleDriver::checking`).
+    pub checking: bool,
     /// Draw a flamegraph per phase into this directory (`--flamegraph`).
     pub flamegraph: Option<PathBuf>,
 }
@@ -84,16 +86,14 @@ pub fn run_bench(
         warm_up_ms: None,
         flamegraphs: Vec::new(),
     };
-    let shared = SessionOptions {
-        disable_class_caches: options.disable_class_caches,
-        ..Default::default()
-    };
+    let driver = CycleDriver::new(conf, DEFAULT_QUEUE)
+        .disable_class_caches(options.disable_class_caches)
+        .checking(options.checking);
     // As the scheduler does once its initial lists are in.
     if !options.cold {
         let state = &mut workload.state;
         let start = Instant::now();
-        let carryover = shared.carryover.clone();
-        pool.install(|| warm_up(state, DEFAULT_QUEUE, &conf, registry, carryover))
+        pool.install(|| driver.warm_up(state, registry))
             .map_err(|e| InputError::new("scheduler configuration", e))?;
         run.warm_up_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     }
@@ -114,8 +114,11 @@ pub fn run_bench(
         }
         let state = &mut workload.state;
         let (timing, decisions) = pool
-            .install(|| timed_cycle(state, &conf, registry, cycle, &shared, profiler.as_mut()))
-            .map_err(|e| InputError::new("scheduler configuration", e))?;
+            .install(|| timed_cycle(&driver, state, registry, cycle, profiler.as_mut()))
+            .map_err(|e| match e {
+                CycleError::Config(e) => InputError::new("scheduler configuration", e),
+                checked => InputError::new(format!("cycle {cycle}"), checked),
+            })?;
         if let Some(log) = &mut run.decisions {
             decision_log::append_cycle(log, cycle, &decisions);
         }

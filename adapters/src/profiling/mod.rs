@@ -17,7 +17,9 @@ pub use claim::{ProfilerBusy, ProfilerClaim, claim_profiler};
 pub use cpu::{CPU_PROFILE_HZ, CpuProfile, record_cpu_profile};
 pub use flamegraph::flamegraph_svg;
 pub use heap::heap_stats_text;
-pub use phases::{CycleTimings, PHASE_PROFILE_HZ, PhaseProfile, PhaseProfiler, RenderedPhase};
+pub use phases::{
+    CycleTimings, PHASE_PROFILE_HZ, PhaseProfile, PhaseProfiled, PhaseProfiler, RenderedPhase,
+};
 
 /// The profiler could not start or could not read its samples.
 #[derive(Debug, thiserror::Error)]

@@ -8,10 +8,12 @@
 //! timer tick, which caps the real rate (its `CONFIG_HZ`: 100 to 1000 per CPU second), so short
 //! phases need many cycles for a useful graph.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pprof::{ProfilerGuard, ProfilerGuardBuilder};
 use serde::Serialize;
+use tephra_cache::cycle::{CycleObserver, Phase};
+use tephra_engine::framework::Session;
 
 use super::samples::{self, RawStacks};
 use super::{ProfileError, ProfilerClaim, flamegraph_svg};
@@ -139,6 +141,52 @@ impl PhaseProfiler {
     }
 }
 
+/// The cycle driver's phases: a snapshot starts a cycle.
+impl CycleObserver for PhaseProfiler {
+    fn phase_started(&mut self, phase: Phase) {
+        if phase == Phase::Snapshot {
+            self.begin_cycle();
+        }
+        self.enter(phase.name());
+    }
+
+    fn phase_finished(&mut self, _phase: Phase, _took: Duration) {
+        self.leave();
+    }
+}
+
+/// A cycle observer whose cycles are also profiled, phase by phase, while a profiler is given.
+/// The profiler reads its samples before a phase starts and after it ends, outside the
+/// driver's timing of the phase.
+pub struct PhaseProfiled<'a, O> {
+    pub observer: O,
+    pub profiler: Option<&'a mut PhaseProfiler>,
+}
+
+impl<O: CycleObserver> CycleObserver for PhaseProfiled<'_, O> {
+    fn phase_started(&mut self, phase: Phase) {
+        if let Some(p) = self.profiler.as_deref_mut() {
+            p.phase_started(phase);
+        }
+        self.observer.phase_started(phase);
+    }
+
+    fn phase_finished(&mut self, phase: Phase, took: Duration) {
+        self.observer.phase_finished(phase, took);
+        if let Some(p) = self.profiler.as_deref_mut() {
+            p.phase_finished(phase, took);
+        }
+    }
+
+    fn opened(&mut self, session: &mut Session) {
+        self.observer.opened(session);
+    }
+
+    fn acted(&mut self, session: &Session) {
+        self.observer.acted(session);
+    }
+}
+
 /// The samples and timings of some cycles' phases, symbols not yet looked up.
 pub struct PhaseProfile {
     pub hz: i32,
@@ -218,6 +266,59 @@ mod tests {
     }
 
     #[test]
+    fn the_cycle_drivers_phases_reach_the_profiler_one_cycle_per_snapshot() {
+        use std::sync::Arc;
+
+        use tephra_cache::cycle::{CycleDriver, PhaseTimes};
+        use tephra_engine::api::Time;
+
+        use crate::offline::DEFAULT_QUEUE;
+        use crate::workload::{GangMixed, gang_mixed::scheduler_conf, generate_state};
+
+        let _serial = serial();
+        let g = GangMixed {
+            nodes: 8,
+            pending: 8,
+            seed: 1,
+        };
+        let mut state = generate_state(&g);
+        let driver = CycleDriver::new(Arc::new(scheduler_conf()), DEFAULT_QUEUE);
+        let registry = tephra_engine::plugins::builtin_registry();
+        let mut profiler =
+            PhaseProfiler::start(claim_profiler("driver test").unwrap(), 997).unwrap();
+        for second in 0..2 {
+            let mut observer = PhaseProfiled {
+                observer: PhaseTimes::default(),
+                profiler: Some(&mut profiler),
+            };
+            driver
+                .run(
+                    &mut state,
+                    &registry,
+                    Time(second),
+                    "t".into(),
+                    &mut observer,
+                )
+                .unwrap();
+            assert_eq!(
+                observer.observer.0.len(),
+                6,
+                "the inner observer is told too"
+            );
+        }
+        let profile = profiler.finish();
+        let order = [
+            "snapshot", "open", "enqueue", "allocate", "backfill", "close",
+        ];
+        assert_eq!(profile.phase_names(), order);
+        assert_eq!(profile.cycles.len(), 2);
+        for cycle in &profile.cycles {
+            let names: Vec<&str> = cycle.phases.iter().map(|t| t.phase.as_str()).collect();
+            assert_eq!(names, order);
+        }
+    }
+
+    #[test]
     fn each_phase_gets_the_samples_taken_while_it_ran_summed_over_cycles() {
         let _serial = serial();
         let mut p = PhaseProfiler::start(claim_profiler("phase test").unwrap(), 997).unwrap();
@@ -225,7 +326,7 @@ mod tests {
             p.begin_cycle();
             p.enter("snapshot");
             p.enter("allocate");
-            busy_phase_work(Duration::from_millis(150));
+            busy_phase_work(Duration::from_millis(300));
             p.leave();
         }
         assert_eq!(p.cycles(), 2);
@@ -242,10 +343,12 @@ mod tests {
             .map(|c| c.phases.iter().map(|t| t.phase.as_str()).collect())
             .collect();
         assert_eq!(names, [["snapshot", "allocate"], ["snapshot", "allocate"]]);
-        assert!(profile.cycles[1].phases[1].ms >= 150.0);
+        assert!(profile.cycles[1].phases[1].ms >= 300.0);
         let rendered = profile.render();
         let allocate = &rendered[1];
-        assert!(allocate.samples > 10, "{} samples", allocate.samples);
+        // The kernel's tick caps the rate (100 a CPU second on some kernels), and a loaded
+        // machine gives the test thread part of a CPU.
+        assert!(allocate.samples >= 5, "{} samples", allocate.samples);
         assert!(allocate.svg.contains("busy_phase_work"));
         assert!(allocate.svg.contains("2 cycles"));
         assert!(

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use tephra_cache::ClusterState;
-use tephra_engine::actions;
+use tephra_cache::cycle::{CycleDriver, CycleError, CycleObserver};
 use tephra_engine::api::Time;
-use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
-use tephra_engine::framework::{PluginRegistry, Session, SessionOptions, Strictness, Timers};
+use tephra_engine::config::{DEFAULT_SCHEDULER_CONF, SchedulerConfig};
+use tephra_engine::framework::{PluginRegistry, Session, Strictness};
 
 use super::check::compare;
 use super::observe::Observed;
@@ -20,17 +20,12 @@ use crate::simulate::{ResolvedConf, resolve_conf};
 /// minute after midnight that the tdm cases' revocable-zone windows are written around.
 pub const DEFAULT_NOW: Time = Time(START_TIME.0 + 12 * 3600);
 
-/// A fixed clock (`now`) and session UID, so runs are reproducible; the scheduler started one
-/// period before, as offline runs have it.
-fn session_options(now: Time) -> SessionOptions {
-    SessionOptions {
-        now,
-        uid: "tephra-conformance".into(),
-        timers: Arc::new(Timers::new(Time(
-            now.0 - (START_TIME.0 - SCHEDULER_START.0),
-        ))),
-        ..Default::default()
-    }
+/// A driver with a fixed clock (`now`) and session UID, so runs are reproducible; the scheduler
+/// started one period before, as offline runs have it.
+fn driver(conf: SchedulerConfig, now: Time, checking: bool) -> CycleDriver {
+    CycleDriver::new(Arc::new(conf), DEFAULT_QUEUE)
+        .started_at(Time(now.0 - (START_TIME.0 - SCHEDULER_START.0)))
+        .checking(checking)
 }
 
 /// The scenario's configuration (Volcano's default when it has none), checked against
@@ -50,13 +45,14 @@ pub fn scenario_conf(
 
 /// Runs the scenario with plugins from `registry` and returns one check per `expect` key. A
 /// part of its configuration Volcano would skip refuses it, so a test suite learns of a case
-/// naming a plugin tephra lacks (`tephra conformance` warns and runs, see `scenario_conf`).
+/// naming a plugin tephra lacks (`tephra conformance` warns and runs, see `scenario_conf`),
+/// and it runs in checking mode.
 pub fn run_scenario(
     scenario: &Scenario,
     registry: &PluginRegistry,
 ) -> Result<Vec<Check>, InputError> {
     let conf = scenario_conf(scenario, registry, Strictness::Refuse)?;
-    run_scenario_under(scenario, conf.config, registry)
+    run_scenario_under(scenario, conf.config, registry, true)
 }
 
 /// Whether the Go test called JobEnqueued on a job before asking JobEnqueueable: the README
@@ -68,44 +64,77 @@ fn job_enqueued_first(notes: &str) -> bool {
 }
 
 /// Runs the scenario under `conf` (from `scenario_conf`). Hook-level probes run on the fresh
-/// session, before any action; PodGroup phases are read after close.
+/// session, before any action; PodGroup phases are read after close. In checking mode the
+/// cycle is run again from scratch and must decide the same (`CycleDriver::checking`); a
+/// difference is an error naming the file.
 pub fn run_scenario_under(
     scenario: &Scenario,
     conf: SchedulerConfig,
     registry: &PluginRegistry,
+    checking: bool,
 ) -> Result<Vec<Check>, InputError> {
-    let conf_error = |e: ConfigError| InputError::new(&scenario.path, e).at("schedulerConf");
-    let snap = Arc::new(
-        ClusterState::from_objects(scenario.objects.iter().cloned()).snapshot(DEFAULT_QUEUE),
-    );
-    let mut ssn = Session::open(
-        snap,
-        Arc::new(conf),
-        registry,
-        session_options(scenario.now),
-    )
-    .map_err(conf_error)?;
-    let expect = &scenario.expect;
-    let mut seen = Observed::default();
-    if expect.node_order_scores.is_some() {
-        seen.probe_node_order_scores(&ssn);
+    let mut state = ClusterState::from_objects(scenario.objects.iter().cloned());
+    let mut probes = Probes {
+        scenario,
+        seen: Observed::default(),
+        probed: false,
+    };
+    let cycle = driver(conf, scenario.now, checking)
+        .decide(
+            &mut state,
+            registry,
+            scenario.now,
+            "tephra-conformance".into(),
+            &mut probes,
+        )
+        .map_err(|e| match e {
+            CycleError::Config(e) => InputError::new(&scenario.path, e).at("schedulerConf"),
+            checked => InputError::new(&scenario.path, checked),
+        })?;
+    let mut seen = probes.seen;
+    seen.record_close(&cycle.decisions);
+    Ok(compare(&scenario.expect, &seen))
+}
+
+/// What the scenario's expectations ask to see of the session: the hook-level probes on the
+/// fresh session, then what the actions did. The checking mode's session from scratch is
+/// probed too (a probe may change the session, as JobEnqueued does), into a copy left unread.
+struct Probes<'a> {
+    scenario: &'a Scenario,
+    seen: Observed,
+    probed: bool,
+}
+
+impl CycleObserver for Probes<'_> {
+    fn opened(&mut self, ssn: &mut Session) {
+        let mut unread = Observed::default();
+        let seen = if self.probed {
+            &mut unread
+        } else {
+            &mut self.seen
+        };
+        self.probed = true;
+        let expect = &self.scenario.expect;
+        if expect.node_order_scores.is_some() {
+            seen.probe_node_order_scores(ssn);
+        }
+        if expect.predicate_results.is_some() {
+            seen.probe_predicate_results(ssn);
+        }
+        if expect.job_enqueueable.is_some() {
+            seen.probe_job_enqueueable(ssn, job_enqueued_first(&self.scenario.notes));
+        }
+        if expect.victim_task_count.is_some() {
+            seen.probe_victim_tasks(ssn);
+        }
+        if expect.backfill_candidate_order.is_some() {
+            seen.probe_backfill_order(ssn);
+        }
     }
-    if expect.predicate_results.is_some() {
-        seen.probe_predicate_results(&ssn);
+
+    fn acted(&mut self, ssn: &Session) {
+        self.seen.record_actions(ssn);
     }
-    if expect.job_enqueueable.is_some() {
-        seen.probe_job_enqueueable(&mut ssn, job_enqueued_first(&scenario.notes));
-    }
-    if expect.victim_task_count.is_some() {
-        seen.probe_victim_tasks(&ssn);
-    }
-    if expect.backfill_candidate_order.is_some() {
-        seen.probe_backfill_order(&mut ssn);
-    }
-    actions::run_all(&mut ssn);
-    seen.record_actions(&ssn);
-    seen.record_close(&ssn.close());
-    Ok(compare(expect, &seen))
 }
 
 #[cfg(test)]
@@ -235,7 +264,7 @@ mod tests {
                 "case.yaml: schedulerConf: unknown plugin \"nope\" in tier 0; skipped, the rest of the tiers run"
             ]
         );
-        let checks = run_scenario_under(&s, conf.config, &registry()).unwrap();
+        let checks = run_scenario_under(&s, conf.config, &registry(), false).unwrap();
         assert!(failures(&checks).is_empty(), "{checks:?}");
     }
 

@@ -1,16 +1,14 @@
-//! Scheduling cycles over the cluster state: snapshot, session, the configured actions, close,
-//! then assume the decisions and let the offline cluster catch up.
+//! Scheduling cycles over the cluster state through the cycle driver, each then reported and
+//! the offline cluster let catch up.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tephra_cache::ClusterState;
-use tephra_engine::actions;
+use tephra_cache::cycle::{CycleDriver, CycleError};
 use tephra_engine::api::{PodGroupStatus, Time};
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::{
-    Carryover, Decisions, PluginRegistry, Session, SessionOptions, Timers,
-};
+use tephra_engine::framework::{Decisions, PluginRegistry};
 use tephra_engine::model::TaskStatus;
 use tephra_engine::snapshot::Snapshot;
 
@@ -101,27 +99,16 @@ pub fn run_cycles(
     conf: &SchedulerConfig,
     registry: &PluginRegistry,
     cycles: u32,
-) -> Result<Vec<CycleReport>, tephra_engine::config::ConfigError> {
-    let conf = Arc::new(conf.clone());
+) -> Result<Vec<CycleReport>, CycleError> {
+    let driver =
+        CycleDriver::new(Arc::new(conf.clone()), DEFAULT_QUEUE).started_at(SCHEDULER_START);
     let mut reports = Vec::new();
-    let timers = Arc::new(Timers::new(SCHEDULER_START));
-    let carryover = Arc::new(Carryover::default());
     for cycle in 1..=cycles {
         // One second apart, Volcano's default scheduling period.
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
-        let snap = Arc::new(state.snapshot(DEFAULT_QUEUE));
-        let options = SessionOptions {
-            now,
-            uid: format!("tephra-cycle-{cycle}").into(),
-            timers: timers.clone(),
-            carryover: carryover.clone(),
-            ..Default::default()
-        };
-        let mut ssn = Session::open(snap.clone(), conf.clone(), registry, options)?;
-        actions::run_all(&mut ssn);
-        let decisions = ssn.close();
-        reports.push(CycleReport::new(&snap, &decisions));
-        state.assume(&decisions, now);
+        let uid = format!("tephra-cycle-{cycle}").into();
+        let done = driver.run(state, registry, now, uid, &mut ())?;
+        reports.push(CycleReport::new(&done.snapshot, &done.decisions));
         state.complete_offline();
     }
     Ok(reports)

@@ -14,6 +14,17 @@ pub struct Timers {
     last: Mutex<BTreeMap<String, f64>>,
 }
 
+/// A copy with the same last-fired times, taken under the lock; the copy's timers then run on
+/// their own (the checking mode's reference session fires these, not the loop's).
+impl Clone for Timers {
+    fn clone(&self) -> Self {
+        Timers {
+            started: self.started,
+            last: Mutex::new(self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+        }
+    }
+}
+
 impl Default for Timers {
     fn default() -> Self {
         Timers::new(Time(0))

@@ -4,6 +4,7 @@
 //! client-go's request metrics, which a Volcano scheduler's `/metrics` also serves.
 
 mod buckets;
+mod cycle_phases;
 mod feed;
 mod process;
 mod queue;
@@ -18,6 +19,7 @@ use prometheus::{
 
 use tephra_engine::framework::SetAside;
 
+pub use cycle_phases::CyclePhases;
 pub use feed::{TaskStage, unix_millis};
 pub use queue::{QueueSeries, QueueStat};
 pub use rest_client::RestClientMetrics;
