@@ -128,8 +128,21 @@ impl SchedulerProc {
     }
 }
 
-/// A minimal HTTP/1.0 GET on 127.0.0.1.
+/// A minimal HTTP/1.0 GET on 127.0.0.1; anything but 200 is an error.
 pub async fn http_get(port: u16, path: &str) -> Result<String> {
+    let (status, body) = http_get_any(port, path, Duration::from_secs(10)).await?;
+    if status != 200 {
+        bail!(
+            "GET {path}: {status} {}",
+            String::from_utf8_lossy(&body).lines().next().unwrap_or("")
+        );
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A minimal HTTP/1.0 GET on 127.0.0.1 that waits up to `wait` for the whole answer: its status
+/// code and body.
+pub async fn http_get_any(port: u16, path: &str, wait: Duration) -> Result<(u16, Vec<u8>)> {
     let mut s = tokio::time::timeout(
         Duration::from_secs(5),
         tokio::net::TcpStream::connect(("127.0.0.1", port)),
@@ -137,11 +150,18 @@ pub async fn http_get(port: u16, path: &str) -> Result<String> {
     .await??;
     s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
         .await?;
-    let mut out = String::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_string(&mut out)).await??;
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
-        bail!("GET {path}: {}", head.lines().next().unwrap_or(""));
-    }
-    Ok(body.to_string())
+    let mut out = Vec::new();
+    tokio::time::timeout(wait, s.read_to_end(&mut out))
+        .await
+        .with_context(|| format!("GET {path}: no whole answer in {wait:?}"))??;
+    let Some(end) = out.windows(4).position(|w| w == b"\r\n\r\n") else {
+        bail!("GET {path}: no HTTP header in the answer");
+    };
+    let head = String::from_utf8_lossy(&out[..end]);
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .with_context(|| format!("GET {path}: bad status line {head:?}"))?;
+    Ok((status, out[end + 4..].to_vec()))
 }

@@ -11,6 +11,7 @@ mod metrics_source;
 mod node_selector;
 mod pdb;
 mod pod_deleted;
+mod pprof;
 mod proportion;
 mod reload;
 mod resource_quota;
@@ -50,6 +51,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     }),
     ("metrics-source", |c| Box::pin(metrics_source::run(c))),
     ("metrics-complete", |c| Box::pin(metrics_complete::run(c))),
+    ("pprof", |c| Box::pin(pprof::run(c))),
     ("leader-election", |c| Box::pin(leader::run(c))),
     ("apiserver-restart", |c| Box::pin(restart::run(c))),
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
