@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use pprof::protos::Message;
+use pprof::protos::{Mapping, Message, Profile};
 use pprof::{ProfilerGuardBuilder, Report};
 
 use super::samples::{drop_sampler_frames, total};
@@ -50,12 +50,39 @@ impl CpuProfile {
     /// The profile in pprof's protobuf format (`profile.proto`), uncompressed; `go tool pprof`
     /// reads it, gzip-compressed or not.
     pub fn to_pprof(&self) -> Result<Vec<u8>, ProfileError> {
-        Ok(self.report.pprof()?.encode_to_vec())
+        let mut profile = self.report.pprof()?;
+        mark_symbolized(&mut profile);
+        Ok(profile.encode_to_vec())
     }
 
     /// The profile as an SVG flamegraph.
     pub fn to_flamegraph(&self, title: &str) -> String {
         flamegraph_svg(title, &self.report.data)
+    }
+}
+
+/// Says the profile's functions are named already. pprof-rs names every function but leaves
+/// its locations without a mapping or an address; `go tool pprof` then makes up a mapping and,
+/// given the binary (`go tool pprof vc-scheduler profile`), looks every location up again at
+/// address 0, so every sample lands in one wrong function. One mapping for the executable that
+/// has functions, file names and lines keeps pprof-rs's names.
+fn mark_symbolized(profile: &mut Profile) {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let filename = profile.string_table.len() as i64;
+    profile.string_table.push(exe);
+    profile.mapping = vec![Mapping {
+        id: 1,
+        filename,
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+        has_inline_frames: true,
+        ..Mapping::default()
+    }];
+    for location in &mut profile.location {
+        location.mapping_id = 1;
     }
 }
 
@@ -66,6 +93,7 @@ mod tests {
 
     use super::super::claim::tests::serial;
     use super::super::claim_profiler;
+    use super::super::samples::is_sampler_function;
     use super::*;
 
     /// Burns CPU in a function whose name the profile must show, until `stop`.
@@ -94,7 +122,9 @@ mod tests {
         busy.join().unwrap();
         assert!(profile.samples() >= 5, "{} samples", profile.samples());
         let pb = profile.to_pprof().unwrap();
-        let decoded = pprof::protos::Profile::decode(pb.as_slice()).unwrap();
+        let decoded = Profile::decode(pb.as_slice()).unwrap();
+        assert!(decoded.mapping.len() == 1 && decoded.mapping[0].has_functions);
+        assert!(decoded.location.iter().all(|l| l.mapping_id == 1));
         assert!(
             decoded
                 .string_table
@@ -103,10 +133,7 @@ mod tests {
             "the profile lacks the busy function"
         );
         assert!(
-            !decoded
-                .string_table
-                .iter()
-                .any(|s| s.starts_with("backtrace::") || s.starts_with("pprof::")),
+            !decoded.string_table.iter().any(|s| is_sampler_function(s)),
             "the sampler's own frames are in the profile"
         );
         let svg = profile.to_flamegraph("cpu");

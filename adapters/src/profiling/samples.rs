@@ -60,8 +60,14 @@ pub fn drop_sampler_frames(frames: &mut Frames) {
     frames.frames.drain(..sampler);
 }
 
+/// Whether `symbol` is the sampler's: pprof-rs, the unwinder, the signal trampoline (trait
+/// methods start with `<`: `<pprof::backtrace::… as …>::trace`).
 fn is_sampler_symbol(symbol: &Symbol) -> bool {
-    let name = symbol.name();
+    is_sampler_function(&symbol.name())
+}
+
+pub(super) fn is_sampler_function(name: &str) -> bool {
+    let name = name.trim_start_matches('<');
     ["backtrace::", "pprof::", "_Unwind_", "__restore_rt"]
         .iter()
         .any(|prefix| name.starts_with(prefix))
@@ -70,4 +76,28 @@ fn is_sampler_symbol(symbol: &Symbol) -> bool {
 /// Total samples of a table.
 pub fn total(stacks: &Stacks) -> isize {
     stacks.values().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sampler_is_known_by_its_functions_trait_methods_included() {
+        for sampler in [
+            "pprof::profiler::perf_signal_handler",
+            "<pprof::backtrace::backtrace_rs::Trace as pprof::backtrace::Trace>::trace",
+            "backtrace::backtrace::libunwind::trace",
+            "_Unwind_Backtrace",
+            "__restore_rt",
+        ] {
+            assert!(is_sampler_function(sampler), "{sampler}");
+        }
+        for program in [
+            "tephra_engine::actions::allocate::run",
+            "<T as core::any::Any>::type_id",
+        ] {
+            assert!(!is_sampler_function(program), "{program}");
+        }
+    }
 }

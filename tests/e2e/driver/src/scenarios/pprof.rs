@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 
 use super::{cleaning, wait_bound};
 use crate::cluster::{pod, pod_group};
@@ -94,10 +94,20 @@ async fn body(ctx: &Ctx) -> Result<()> {
         text(&top.stderr)
     );
     let tephra_lines = report.lines().filter(|l| l.contains("tephra")).count();
-    ensure!(
-        tephra_lines > 0,
-        "go tool pprof -top names no tephra function:\n{report}"
-    );
+    if tephra_lines == 0 {
+        let traces = tokio::process::Command::new("go")
+            .args(["tool", "pprof", "-traces"])
+            .arg(&file)
+            .output()
+            .await
+            .context("running go tool pprof")?;
+        let traces = text(&traces.stdout);
+        let head: Vec<&str> = traces.lines().take(80).collect();
+        bail!(
+            "go tool pprof -top names no tephra function:\n{report}\nthe first samples:\n{}",
+            head.join("\n")
+        );
+    }
 
     let (code, body) = http_get_any(port, "/debug/pprof/cycle?n=2", secs(60)).await?;
     ensure!(code == 200, "cycle: {code} {}", text(&body));
