@@ -1,5 +1,5 @@
 //! `/debug/pprof` on `--listen-address` with `--enable-pprof` (Volcano serves Go's
-//! net/http/pprof there: cmd/scheduler/app/server.go, Run). tephra has no Go runtime, so its
+//! net/http/pprof there: cmd/scheduler/app/server.go, startMetricsServer). tephra has no Go runtime, so its
 //! paths are its own where Go's would make no sense: `profile` (a CPU profile `go tool pprof`
 //! reads), `flamegraph` (the same as SVG), `cycle` (phase timings and a flamegraph per phase of
 //! the next cycles), `heap` (the allocator's counters; no heap profile exists) and `cmdline`.
@@ -23,13 +23,15 @@ use crate::cycle_profile::{CycleProfileRequest, CycleProfileRequests};
 
 /// `seconds` when a profile request names none (Go's default).
 pub const DEFAULT_PROFILE_SECONDS: u64 = 30;
-/// The longest CPU profile served.
-pub const MAX_PROFILE_SECONDS: u64 = 300;
+/// The longest CPU profile served: Volcano's server has a 60-second write timeout
+/// (cmd/scheduler/app/server.go, startMetricsServer), and Go's profile handler refuses a
+/// profile that would outlast it.
+pub const MAX_PROFILE_SECONDS: u64 = 59;
 /// The most cycles one `/debug/pprof/cycle` request profiles.
 pub const MAX_PROFILED_CYCLES: usize = 100;
 
 const INDEX: &str = "tephra /debug/pprof:\n\
-    profile?seconds=N     CPU profile, pprof protobuf (go tool pprof), N 1..300, default 30\n\
+    profile?seconds=N     CPU profile, pprof protobuf (go tool pprof), N 1..59, default 30\n\
     flamegraph?seconds=N  CPU profile as an SVG flamegraph\n\
     cycle?n=K             phase timings and a flamegraph per phase of the next K cycles (JSON), K 1..100, default 1\n\
     heap?debug=1          the allocator's (mimalloc's) counters as text; no heap profile exists\n\
@@ -276,7 +278,7 @@ mod tests {
         let addr = serve(Arc::default()).await;
         let (code, body) = get(addr, "/debug/pprof/profile?seconds=lots").await;
         assert_eq!(code, 400);
-        assert!(text(&body).contains("seconds=lots: expected a whole number from 1 to 300"));
+        assert!(text(&body).contains("seconds=lots: expected a whole number from 1 to 59"));
         let (code, _) = get(addr, "/debug/pprof/cycle?n=101").await;
         assert_eq!(code, 400);
     }
@@ -355,15 +357,15 @@ mod tests {
     }
 
     #[test]
-    fn seconds_default_to_30_and_must_be_1_to_300() {
+    fn seconds_default_to_30_and_must_be_1_to_59() {
         let p = |u: &str| bounded_param(&uri(u), "seconds", 30, MAX_PROFILE_SECONDS);
         assert_eq!(p("/debug/pprof/profile"), Ok(30));
         assert_eq!(p("/debug/pprof/profile?seconds=5"), Ok(5));
-        assert_eq!(p("/debug/pprof/profile?x=1&seconds=300"), Ok(300));
-        for bad in ["0", "301", "-1", "5s", ""] {
+        assert_eq!(p("/debug/pprof/profile?x=1&seconds=59"), Ok(59));
+        for bad in ["0", "60", "-1", "5s", ""] {
             let e = p(&format!("/debug/pprof/profile?seconds={bad}")).unwrap_err();
             assert!(
-                e.contains(&format!("seconds={bad}:")) && e.contains("1 to 300"),
+                e.contains(&format!("seconds={bad}:")) && e.contains("1 to 59"),
                 "{e}"
             );
         }
