@@ -239,7 +239,7 @@ impl SessionState {
     }
 
     /// Changes a task's status and keeps job / sub-job counters and job allocation in step.
-    pub fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
+    pub(super) fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
         let old = self.tasks.status[t];
         if old == status {
             return;
@@ -291,7 +291,7 @@ impl SessionState {
     }
 
     /// `NodeInfo.AddTask` with the task's current status. A Binding task must fit in idle.
-    pub fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+    pub(super) fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
         if self.tasks.node_status[t].is_some() {
             return Err(format!("task {} already on a node", self.snap.tasks.key(t)));
         }
@@ -311,7 +311,7 @@ impl SessionState {
     }
 
     /// `NodeInfo.RemoveTask`: reverses the accounting of the status the task was added with.
-    pub fn node_remove(&mut self, n: NodeId, t: TaskId) {
+    pub(super) fn node_remove(&mut self, n: NodeId, t: TaskId) {
         let Some(status) = self.tasks.node_status.get_mut(t).take() else {
             return;
         };
@@ -333,7 +333,7 @@ impl SessionState {
     }
 
     /// `NodeInfo.UpdateTask`: remove, then add with the current status.
-    pub fn node_update(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+    pub(super) fn node_update(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
         self.node_remove(n, t);
         self.node_add(n, t)
     }
