@@ -51,7 +51,7 @@
           legend: { position: "bottom" }
         },
         scales: {
-          x: { stacked: stacked, title: { display: true, text: spec.x_title } },
+          x: { stacked: stacked, offset: true, title: { display: true, text: spec.x_title } },
           y: { stacked: stacked, beginAtZero: true, title: { display: true, text: spec.y_title } }
         }
       }
