@@ -132,7 +132,7 @@ fn drawn(page: &Path, screenshot: &Path) -> (Vec<(String, u64)>, String) {
         &profile,
         &[
             &format!("--screenshot={}", screenshot.display()),
-            "--window-size=1400,3800",
+            "--window-size=1400,3400",
         ],
     );
     assert!(
@@ -171,6 +171,9 @@ fn the_committed_history_draws_every_chart_with_points() {
         "placements-first",
     ] {
         assert!(ids.contains(&wanted), "{wanted} not drawn: {ids:?}");
+    }
+    if root().join("perf/history/e2e.jsonl").exists() {
+        assert!(ids.contains(&"e2e-throughput"), "no e2e chart: {ids:?}");
     }
     if !root().join("perf/history/peer.jsonl").exists() {
         assert!(
