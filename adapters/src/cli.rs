@@ -464,6 +464,60 @@ mod tests {
         assert_eq!(err.lines().count(), 1);
     }
 
+    const BENCH_RUN: &str = r#"{"workload":"small","threads":2,"cycles":[{"total_ms":4,"snapshot_ms":1,"open_ms":1,"actions_ms":{"allocate":1},"close_ms":1,"binds":10}],"peak_rss_bytes":null}"#;
+
+    fn bench_history(runs: &[&str]) -> (u8, String, crate::test_dir::TestDir) {
+        let dir = crate::test_dir::TestDir::new(&[("a.json", BENCH_RUN), ("bad.json", "{}")]);
+        let history = dir.join("bench.jsonl");
+        let mut argv = vec![
+            "tephra",
+            "bench-history",
+            "--history",
+            history.to_str().unwrap(),
+        ];
+        argv.extend(["--commit", "0123456789ab", "--dirty"]);
+        let paths: Vec<String> = runs
+            .iter()
+            .map(|r| dir.join(r).display().to_string())
+            .collect();
+        argv.extend(paths.iter().map(String::as_str));
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = run(cli, &PluginRegistry::new(), &mut out, &mut err);
+        (status, String::from_utf8(err).unwrap(), dir)
+    }
+
+    #[test]
+    fn bench_history_appends_one_record_of_the_runs_given() {
+        let (status, err, dir) = bench_history(&["a.json", "a.json"]);
+        assert_eq!(status, 0, "{err}");
+        assert!(err.starts_with("appended small head (2 runs) to "), "{err}");
+        let records: Vec<crate::history::BenchRecord> =
+            crate::history::read_records(&dir.join("bench.jsonl")).unwrap();
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!(
+            (r.provenance.commit.as_str(), r.provenance.dirty),
+            ("0123456789ab", true)
+        );
+        assert_eq!(
+            (r.runs, r.first_cycle.binds.median, r.peak_rss_bytes),
+            (2, 10.0, None)
+        );
+    }
+
+    #[test]
+    fn bench_history_names_a_run_it_cannot_read() {
+        let (status, err, dir) = bench_history(&["a.json", "bad.json"]);
+        assert_eq!(status, 1);
+        let bad = dir.join("bad.json").display().to_string();
+        assert!(
+            err.starts_with(&format!("tephra: {bad}: missing field")),
+            "{err}"
+        );
+        assert!(!dir.join("bench.jsonl").exists(), "nothing appended");
+    }
+
     fn simulate_with_conf(conf: &str, strict: bool) -> (u8, String) {
         let dir = crate::test_dir::TestDir::new(&[
             ("node.yaml", "kind: Node\nmetadata: {name: n1}\n"),
