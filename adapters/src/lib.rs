@@ -1,6 +1,6 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`, `gen`, `bench`, `bench-history`, `dashboard`) out, and the plugins that need I/O (libraries loaded
-//! at run time, the HTTP extender).
+//! command line (`simulate`, `conformance`, `gen`, `bench`, `bench-history`, `dashboard`) out,
+//! and the plugins that need I/O (libraries loaded at run time, the HTTP extender).
 
 pub mod bench;
 pub mod cli;
