@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tephra_engine::framework::{PluginRegistry, Strictness};
 
+use crate::InputError;
 use crate::bench::{BenchOptions, run_bench};
 use crate::conformance::run_conformance;
+use crate::dashboard::write_dashboard;
+use crate::history::{BenchReport, Provenance, append_record, bench_record};
 use crate::plugins::load_plugins_dir;
 use crate::scenario::find_scenario_files;
 use crate::simulate::{SimulateOptions, resolve_conf, simulate, write_json, write_text};
@@ -43,6 +46,11 @@ pub enum Command {
     Gen(GenArgs),
     /// Time scheduling cycles on a benchmark workload, phase by phase.
     Bench(BenchArgs),
+    /// Append one record of several `tephra bench --json` runs of a workload to a benchmark
+    /// history file (what `scripts/bench-targets` does after its runs).
+    BenchHistory(BenchHistoryArgs),
+    /// Render the benchmark history as a static HTML page of charts.
+    Dashboard(DashboardArgs),
 }
 
 /// The family `gen` knows.
@@ -110,6 +118,39 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchHistoryArgs {
+    /// The history file the record is appended to (JSON Lines, created if missing).
+    #[arg(long, value_name = "FILE")]
+    pub history: PathBuf,
+    /// `head` for this checkout's build, `base` for another one it is compared with.
+    #[arg(long, value_name = "NAME", default_value = "head")]
+    pub variant: String,
+    /// The commit of the build measured (default: this checkout's, read with git, with
+    /// whether it has uncommitted changes).
+    #[arg(long, value_name = "COMMIT")]
+    pub commit: Option<String>,
+    /// With `--commit`: the build had uncommitted changes.
+    #[arg(long, requires = "commit")]
+    pub dirty: bool,
+    /// Outputs of `tephra bench --json`, all of one workload; the runs with the most threads
+    /// give the cycle figures, every thread count the thread scaling.
+    #[arg(required = true, value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// The history folder (`bench.jsonl`, `e2e.jsonl`, `peer.jsonl`; a missing file has no
+    /// records).
+    #[arg(long, value_name = "DIR", default_value = "perf/history")]
+    pub history: PathBuf,
+    /// Where the page goes: a file when the name ends in `.html`, else a folder, in which
+    /// `index.html` is written.
+    #[arg(short = 'o', long = "out", value_name = "OUT")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Scenario files or Kubernetes manifests (YAML, JSON, `kind: List`).
     #[arg(required = true, value_name = "FILE")]
@@ -152,6 +193,8 @@ pub fn run(cli: Cli, registry: &PluginRegistry, out: &mut dyn Write, err: &mut d
             Command::Conformance(a) => run_conformance_command(a, &registry, strictness, out, err),
             Command::Gen(a) => run_gen(a, err),
             Command::Bench(a) => run_bench_command(a, &registry, strictness, out, err),
+            Command::BenchHistory(a) => run_bench_history(a, err),
+            Command::Dashboard(a) => run_dashboard(a, err),
         }
     });
     match result {
@@ -315,6 +358,43 @@ fn run_bench_command(
     Ok(0)
 }
 
+fn run_bench_history(a: BenchHistoryArgs, err: &mut dyn Write) -> Result<u8, String> {
+    let reports = a
+        .runs
+        .iter()
+        .map(|path| {
+            let origin = || path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError::new(origin(), format!("cannot read: {e}")))?;
+            serde_json::from_str::<BenchReport>(&text).map_err(|e| InputError::new(origin(), e))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let mut provenance = Provenance::of_checkout(Path::new(".")).map_err(|e| e.to_string())?;
+    if let Some(commit) = a.commit {
+        provenance.commit = commit;
+        provenance.dirty = a.dirty;
+    }
+    let record = bench_record(provenance, &a.variant, &reports)?;
+    append_record(&a.history, &record).map_err(|e| e.to_string())?;
+    writeln!(
+        err,
+        "appended {} {} ({} runs) to {}",
+        record.workload,
+        record.variant,
+        record.runs,
+        a.history.display()
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(0)
+}
+
+fn run_dashboard(a: DashboardArgs, err: &mut dyn Write) -> Result<u8, String> {
+    let page = write_dashboard(&a.history, &a.out).map_err(|e| e.to_string())?;
+    writeln!(err, "wrote {}", page.display()).map_err(|e| e.to_string())?;
+    Ok(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,6 +481,60 @@ mod tests {
             "{err}"
         );
         assert_eq!(err.lines().count(), 1);
+    }
+
+    const BENCH_RUN: &str = r#"{"workload":"small","threads":2,"cycles":[{"total_ms":4,"snapshot_ms":1,"open_ms":1,"actions_ms":{"allocate":1},"close_ms":1,"binds":10}],"peak_rss_bytes":null}"#;
+
+    fn bench_history(runs: &[&str]) -> (u8, String, crate::test_dir::TestDir) {
+        let dir = crate::test_dir::TestDir::new(&[("a.json", BENCH_RUN), ("bad.json", "{}")]);
+        let history = dir.join("bench.jsonl");
+        let mut argv = vec![
+            "tephra",
+            "bench-history",
+            "--history",
+            history.to_str().unwrap(),
+        ];
+        argv.extend(["--commit", "0123456789ab", "--dirty"]);
+        let paths: Vec<String> = runs
+            .iter()
+            .map(|r| dir.join(r).display().to_string())
+            .collect();
+        argv.extend(paths.iter().map(String::as_str));
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = run(cli, &PluginRegistry::new(), &mut out, &mut err);
+        (status, String::from_utf8(err).unwrap(), dir)
+    }
+
+    #[test]
+    fn bench_history_appends_one_record_of_the_runs_given() {
+        let (status, err, dir) = bench_history(&["a.json", "a.json"]);
+        assert_eq!(status, 0, "{err}");
+        assert!(err.starts_with("appended small head (2 runs) to "), "{err}");
+        let records: Vec<crate::history::BenchRecord> =
+            crate::history::read_records(&dir.join("bench.jsonl")).unwrap();
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!(
+            (r.provenance.commit.as_str(), r.provenance.dirty),
+            ("0123456789ab", true)
+        );
+        assert_eq!(
+            (r.runs, r.first_cycle.binds.median, r.peak_rss_bytes),
+            (2, 10.0, None)
+        );
+    }
+
+    #[test]
+    fn bench_history_names_a_run_it_cannot_read() {
+        let (status, err, dir) = bench_history(&["a.json", "bad.json"]);
+        assert_eq!(status, 1);
+        let bad = dir.join("bad.json").display().to_string();
+        assert!(
+            err.starts_with(&format!("tephra: {bad}: missing field")),
+            "{err}"
+        );
+        assert!(!dir.join("bench.jsonl").exists(), "nothing appended");
     }
 
     fn simulate_with_conf(conf: &str, strict: bool) -> (u8, String) {

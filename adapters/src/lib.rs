@@ -1,11 +1,13 @@
 //! tephra's adapters: Kubernetes manifests and conformance scenario files in, the `tephra`
-//! command line (`simulate`, `conformance`, `gen`, `bench`) out, and the plugins that need I/O (libraries loaded
-//! at run time, the HTTP extender).
+//! command line (`simulate`, `conformance`, `gen`, `bench`, `bench-history`, `dashboard`) out,
+//! and the plugins that need I/O (libraries loaded at run time, the HTTP extender).
 
 pub mod bench;
 pub mod cli;
 pub mod conformance;
+pub mod dashboard;
 pub mod freed_memory;
+pub mod history;
 pub mod huge_pages;
 mod input_error;
 pub mod manifest;

@@ -1,7 +1,9 @@
 //! The plugin ABI: the only types that cross between tephra and a plugin library.
 //!
-//! Everything here is `#[repr(C)]`: integers, floats, borrowed UTF-8 slices and `extern "C"`
-//! function pointers. Host and library may therefore be built by different compilers against
+//! Everything here is `#[repr(C)]`: integers, floats, borrowed UTF-8 slices and `unsafe extern
+//! "C"` function pointers: each callee trusts the raw pointers it is handed (see "Safety" on each
+//! table), which the compiler cannot check across the boundary, so every call is an `unsafe`
+//! block that says why its arguments hold. Host and library may therefore be built by different compilers against
 //! different versions of every crate; only `ABI_VERSION` must match. Ids cross as their `u32`,
 //! the session crosses as a table of accessors (`SessionVTable`), answers come back through
 //! out-parameters and the `TextOut` / `IdsOut` callbacks, so no allocation ever changes sides.
@@ -18,6 +20,7 @@ pub const ABI_VERSION: u32 = 1;
 pub const ENTRY_SYMBOL: &str = "tephra_plugin_entry";
 
 /// The entry point: the library's `Library` descriptor, valid while the library stays loaded.
+/// It takes nothing and trusts nothing, so it is the one safe function type here.
 pub type Entry = extern "C" fn() -> *const Library;
 
 /// The outcome of a call across the boundary.
@@ -85,17 +88,25 @@ impl Str {
 
 /// Where a callee writes text: error and panic messages, each fit-error reason with its status
 /// code (`fit_code`), a job's invalid reason (code 0) and message (code 1).
+///
+/// # Safety
+/// `put` may be called only with this `ctx` and a `text` valid for the call, while the call
+/// that lent the `TextOut` runs.
 #[repr(C)]
 pub struct TextOut {
     pub ctx: *mut c_void,
-    pub put: extern "C" fn(ctx: *mut c_void, code: u32, text: Str),
+    pub put: unsafe extern "C" fn(ctx: *mut c_void, code: u32, text: Str),
 }
 
 /// Where a callee writes id lists: victims (one call), hyper-node gradients (one call per group).
+///
+/// # Safety
+/// `put` may be called only with this `ctx` and `len` ids readable at `ids`, while the call that
+/// lent the `IdsOut` runs.
 #[repr(C)]
 pub struct IdsOut {
     pub ctx: *mut c_void,
-    pub put: extern "C" fn(ctx: *mut c_void, ids: *const u32, len: usize),
+    pub put: unsafe extern "C" fn(ctx: *mut c_void, ids: *const u32, len: usize),
 }
 
 /// Fit-error status codes, Volcano's numbering.
@@ -133,29 +144,52 @@ pub struct Session {
 /// Read-only accessors over the session. Each takes a `field` constant (see `field`), answers
 /// `OK`, `NO_SUCH_ID`, `UNKNOWN_FIELD` or `PANICKED`, and writes its answer to `out`. Strings
 /// written to `out` stay valid until the call that lent the session returns.
+///
+/// # Safety
+/// Each accessor may be called only with the `ctx` of the `Session` that holds this table, while
+/// the call that lent the session runs, and with any `Str` argument valid for the call.
 #[repr(C)]
 pub struct SessionVTable {
     /// Rows in a table (`field::table`).
-    pub count: extern "C" fn(ctx: *const c_void, table: u32, out: &mut u32) -> Status,
+    pub count: unsafe extern "C" fn(ctx: *const c_void, table: u32, out: &mut u32) -> Status,
     /// A string column (`field::text`).
-    pub text: extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut Str) -> Status,
+    pub text:
+        unsafe extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut Str) -> Status,
     /// A map entry such as a label (`field::lookup`); `Str::NONE` when the key is absent.
-    pub lookup:
-        extern "C" fn(ctx: *const c_void, field: u32, id: u32, key: Str, out: &mut Str) -> Status,
+    pub lookup: unsafe extern "C" fn(
+        ctx: *const c_void,
+        field: u32,
+        id: u32,
+        key: Str,
+        out: &mut Str,
+    ) -> Status,
     /// A number column, booleans as 0 / 1 (`field::number`).
-    pub number: extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut f64) -> Status,
+    pub number:
+        unsafe extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut f64) -> Status,
     /// One dimension of a resource column (`field::resource`), in Volcano's units: cpu in
     /// millicores, memory in bytes, other scalars in milli-units, `pods` in units.
-    pub resource:
-        extern "C" fn(ctx: *const c_void, field: u32, id: u32, name: Str, out: &mut f64) -> Status,
+    pub resource: unsafe extern "C" fn(
+        ctx: *const c_void,
+        field: u32,
+        id: u32,
+        name: Str,
+        out: &mut f64,
+    ) -> Status,
     /// A reference to another row (`field::reference`); `NO_ID` when absent.
-    pub reference: extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut u32) -> Status,
+    pub reference:
+        unsafe extern "C" fn(ctx: *const c_void, field: u32, id: u32, out: &mut u32) -> Status,
     /// The `index`-th member of a list column (`field::member`); its length is a `number` field.
-    pub member:
-        extern "C" fn(ctx: *const c_void, field: u32, id: u32, index: u32, out: &mut u32) -> Status,
+    pub member: unsafe extern "C" fn(
+        ctx: *const c_void,
+        field: u32,
+        id: u32,
+        index: u32,
+        out: &mut u32,
+    ) -> Status,
     /// A row by name (`field::table`: node name, job `namespace/name`, queue name); `NO_ID`
     /// when there is none.
-    pub find: extern "C" fn(ctx: *const c_void, table: u32, name: Str, out: &mut u32) -> Status,
+    pub find:
+        unsafe extern "C" fn(ctx: *const c_void, table: u32, name: Str, out: &mut u32) -> Status,
 }
 
 /// The `field` selectors of the session accessors, grouped by accessor.
@@ -252,10 +286,16 @@ pub struct Library {
 /// The plugin functions. Every one takes the instance, the session and a `TextOut` for its
 /// message, and answers a `Status`; `PANICKED` is possible from each. Slices cross as pointer and
 /// length; score buffers are allocated by the host with one slot per input id.
+///
+/// # Safety
+/// The host calls `build` only with the `Library` this library's entry point returned, and every
+/// other function only with an instance `build` made and `drop` has not freed (`drop` once per
+/// instance, and the `&mut` points never while another call holds the same instance), a
+/// `Session` valid for the call, and slices of the stated length (score buffers writable).
 #[repr(C)]
 pub struct PluginVTable {
     /// Builds plugin `index` of `library` from its arguments (a JSON object).
-    pub build: extern "C" fn(
+    pub build: unsafe extern "C" fn(
         library: *const Library,
         index: u32,
         arguments_json: Str,
@@ -263,30 +303,41 @@ pub struct PluginVTable {
         msg: &TextOut,
     ) -> Status,
     /// Drops an instance.
-    pub drop: extern "C" fn(Instance),
+    pub drop: unsafe extern "C" fn(Instance),
 
-    pub on_session_open: extern "C" fn(Instance, &Session, &TextOut) -> Status,
-    pub on_session_close: extern "C" fn(Instance, &Session, &TextOut) -> Status,
+    pub on_session_open: unsafe extern "C" fn(Instance, &Session, &TextOut) -> Status,
+    pub on_session_close: unsafe extern "C" fn(Instance, &Session, &TextOut) -> Status,
 
-    pub job_order: extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub sub_job_order: extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub task_order: extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub queue_order: extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
+    pub job_order: unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
+    pub sub_job_order:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
+    pub task_order:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
+    pub queue_order:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
     /// `(l, r, preemptor)`.
     pub victim_queue_order:
-        extern "C" fn(Instance, &Session, u32, u32, u32, &mut Tri, &TextOut) -> Status,
+        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &mut Tri, &TextOut) -> Status,
 
     /// `FAILED`: the fit error's statuses were written with their codes.
-    pub pre_predicate: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub pre_predicate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
     /// `(task, node)`; `FAILED` as for `pre_predicate`.
-    pub predicate: extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
+    pub predicate: unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
     /// `(task, node)`.
-    pub node_order: extern "C" fn(Instance, &Session, u32, u32, &mut f64, &TextOut) -> Status,
+    pub node_order:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut f64, &TextOut) -> Status,
     /// `(task, nodes, len, scores)`: one score per node.
-    pub batch_node_order:
-        extern "C" fn(Instance, &Session, u32, *const u32, usize, *mut f64, &TextOut) -> Status,
+    pub batch_node_order: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        *const u32,
+        usize,
+        *mut f64,
+        &TextOut,
+    ) -> Status,
     /// `(task, nodes, scores, len, chosen)`.
-    pub best_node: extern "C" fn(
+    pub best_node: unsafe extern "C" fn(
         Instance,
         &Session,
         u32,
@@ -298,56 +349,96 @@ pub struct PluginVTable {
     ) -> Status,
 
     /// `OK`: valid; `FAILED`: invalid, reason (code 0) and message (code 1) written.
-    pub job_valid: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub job_ready: extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
+    pub job_valid: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub job_ready: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
     /// `(job, sub_job)`.
-    pub sub_job_ready: extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
-    pub job_pipelined: extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
+    pub sub_job_ready:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
+    pub job_pipelined: unsafe extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
     pub sub_job_pipelined:
-        extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub job_enqueueable: extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
-    pub job_enqueued: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub job_starving: extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
+    pub job_enqueueable:
+        unsafe extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
+    pub job_enqueued: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub job_starving: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
 
     /// `(preemptor, candidates, len, victims)`.
-    pub preemptable:
-        extern "C" fn(Instance, &Session, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
-    pub reclaimable:
-        extern "C" fn(Instance, &Session, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
+    pub preemptable: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        *const u32,
+        usize,
+        &IdsOut,
+        &TextOut,
+    ) -> Status,
+    pub reclaimable: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        *const u32,
+        usize,
+        &IdsOut,
+        &TextOut,
+    ) -> Status,
     /// `(eviction_kind, starving job, candidates, len, victims)`.
-    pub unified_evictable:
-        extern "C" fn(Instance, &Session, u32, u32, *const u32, usize, &IdsOut, &TextOut) -> Status,
+    pub unified_evictable: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        u32,
+        *const u32,
+        usize,
+        &IdsOut,
+        &TextOut,
+    ) -> Status,
     /// `(tasks, len, victims)`.
     pub victim_tasks:
-        extern "C" fn(Instance, &Session, *const u32, usize, &IdsOut, &TextOut) -> Status,
+        unsafe extern "C" fn(Instance, &Session, *const u32, usize, &IdsOut, &TextOut) -> Status,
 
     /// `(queue, task)`.
-    pub allocatable: extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
-    pub overused: extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
+    pub allocatable:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
+    pub overused: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
     /// `(queue, tasks, len)`.
-    pub preemptive:
-        extern "C" fn(Instance, &Session, u32, *const u32, usize, &mut u8, &TextOut) -> Status,
+    pub preemptive: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        *const u32,
+        usize,
+        &mut u8,
+        &TextOut,
+    ) -> Status,
 
     /// `(sub_job, hyper_nodes, len, scores)`.
-    pub hyper_node_order:
-        extern "C" fn(Instance, &Session, u32, *const u32, usize, *mut f64, &TextOut) -> Status,
+    pub hyper_node_order: unsafe extern "C" fn(
+        Instance,
+        &Session,
+        u32,
+        *const u32,
+        usize,
+        *mut f64,
+        &TextOut,
+    ) -> Status,
     /// `(job, hyper_node, purpose, groups)`.
     pub hyper_node_gradient_for_job:
-        extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
+        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
     /// `(sub_job, hyper_node, purpose, groups)`.
     pub hyper_node_gradient_for_sub_job:
-        extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
+        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
 
     /// `(preemptor)`.
-    pub simulation_begin: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub simulation_begin: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
     /// `(preemptor, task)`; `FAILED`: the error was written.
-    pub simulate_remove_task: extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
+    pub simulate_remove_task:
+        unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
     /// `(preemptor, task)`; `FAILED`: the error was written.
-    pub simulate_add_task: extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
+    pub simulate_add_task: unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
     /// `(preemptor)`.
-    pub simulation_end: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub simulation_end: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
 
     /// `FAILED`: the error was written; the allocation is rolled back.
-    pub on_allocate: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub on_deallocate: extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub on_allocate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+    pub on_deallocate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
 }

@@ -79,8 +79,8 @@ pub(crate) fn number(ssn: &SessionState, f: u32, id: u32) -> Read<f64> {
     let job = |id| row(jobs, id).map(|j| tephra_engine::model::JobId(j as u32));
     Ok(match f {
         NODE_UNSCHEDULABLE => flag(s.nodes.unschedulable[row(nodes, id)?]),
-        NODE_TASK_COUNT => ssn.node_tasks[row(nodes, id)?].len() as f64,
-        TASK_STATUS => f64::from(ssn.task_status[row(tasks, id)?] as u16),
+        NODE_TASK_COUNT => ssn.nodes.tasks.as_slice()[row(nodes, id)?].len() as f64,
+        TASK_STATUS => f64::from(ssn.tasks.status.as_slice()[row(tasks, id)?] as u16),
         TASK_PRIORITY => f64::from(s.tasks.priority[row(tasks, id)?]),
         TASK_BEST_EFFORT => flag(s.tasks.best_effort[row(tasks, id)?]),
         TASK_PREEMPTABLE => flag(s.tasks.preemptable[row(tasks, id)?]),
@@ -103,13 +103,13 @@ pub(crate) fn resource(ssn: &SessionState, f: u32, id: u32, name: &str) -> Read<
     let r = match f {
         NODE_ALLOCATABLE => &s.nodes.allocatable[row(nodes, id)?],
         NODE_CAPACITY => &s.nodes.capacity[row(nodes, id)?],
-        NODE_USED => &ssn.node_used[row(nodes, id)?],
-        NODE_IDLE => &ssn.node_idle[row(nodes, id)?],
-        NODE_RELEASING => &ssn.node_releasing[row(nodes, id)?],
-        NODE_PIPELINED => &ssn.node_pipelined[row(nodes, id)?],
+        NODE_USED => &ssn.nodes.used.as_slice()[row(nodes, id)?],
+        NODE_IDLE => &ssn.nodes.idle.as_slice()[row(nodes, id)?],
+        NODE_RELEASING => &ssn.nodes.releasing.as_slice()[row(nodes, id)?],
+        NODE_PIPELINED => &ssn.nodes.pipelined.as_slice()[row(nodes, id)?],
         TASK_REQUEST => &s.tasks.resreq[row(tasks, id)?],
-        JOB_ALLOCATED => &ssn.job_allocated[row(jobs, id)?],
-        JOB_TOTAL_REQUEST => &ssn.job_total_request[row(jobs, id)?],
+        JOB_ALLOCATED => &ssn.jobs.allocated.as_slice()[row(jobs, id)?],
+        JOB_TOTAL_REQUEST => &ssn.jobs.total_request.as_slice()[row(jobs, id)?],
         _ => return Err(UNKNOWN_FIELD),
     };
     Ok(r.get(ResourceName::of(name)))
@@ -121,7 +121,7 @@ pub(crate) fn reference(ssn: &SessionState, f: u32, id: u32) -> Read<Option<u32>
     let s = &ssn.snap;
     Ok(match f {
         TASK_JOB => s.tasks.job[row(s.tasks.len(), id)?].map(|j| j.0),
-        TASK_NODE => ssn.task_node[row(s.tasks.len(), id)?].map(|n: NodeId| n.0),
+        TASK_NODE => ssn.tasks.node.as_slice()[row(s.tasks.len(), id)?].map(|n: NodeId| n.0),
         JOB_QUEUE => Some(s.jobs.queue[row(s.jobs.len(), id)?].0),
         _ => return Err(UNKNOWN_FIELD),
     })
@@ -132,7 +132,7 @@ pub(crate) fn member(ssn: &SessionState, f: u32, id: u32, index: u32) -> Read<u3
     use field::member::*;
     let s = &ssn.snap;
     let list: &[TaskId] = match f {
-        NODE_TASK => &ssn.node_tasks[row(s.nodes.len(), id)?],
+        NODE_TASK => &ssn.nodes.tasks.as_slice()[row(s.nodes.len(), id)?],
         JOB_TASK => &s.jobs.tasks[row(s.jobs.len(), id)?],
         _ => return Err(UNKNOWN_FIELD),
     };

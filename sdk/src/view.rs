@@ -106,7 +106,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::count(s, table),
             Source::Host(h) => {
                 let mut out = 0;
-                let st = (Self::vtable(h).count)(h.ctx, table, &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).count)(h.ctx, table, &mut out) };
                 if st == OK { Ok(out) } else { Err(st) }
             }
         };
@@ -118,7 +119,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::text(s, f, id),
             Source::Host(h) => {
                 let mut out = Str::NONE;
-                let st = (Self::vtable(h).text)(h.ctx, f, id, &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).text)(h.ctx, f, id, &mut out) };
                 Self::host_str(st, out).map(Option::unwrap_or_default)
             }
         };
@@ -130,7 +132,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::lookup(s, f, id, key),
             Source::Host(h) => {
                 let mut out = Str::NONE;
-                let st = (Self::vtable(h).lookup)(h.ctx, f, id, Str::new(key), &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).lookup)(h.ctx, f, id, Str::new(key), &mut out) };
                 Self::host_str(st, out)
             }
         };
@@ -142,7 +145,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::number(s, f, id),
             Source::Host(h) => {
                 let mut out = 0.0;
-                let st = (Self::vtable(h).number)(h.ctx, f, id, &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).number)(h.ctx, f, id, &mut out) };
                 if st == OK { Ok(out) } else { Err(st) }
             }
         };
@@ -154,7 +158,9 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::resource(s, f, id, name),
             Source::Host(h) => {
                 let mut out = 0.0;
-                let st = (Self::vtable(h).resource)(h.ctx, f, id, Str::new(name), &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st =
+                    unsafe { (Self::vtable(h).resource)(h.ctx, f, id, Str::new(name), &mut out) };
                 if st == OK { Ok(out) } else { Err(st) }
             }
         };
@@ -166,7 +172,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::reference(s, f, id),
             Source::Host(h) => {
                 let mut out = NO_ID;
-                let st = (Self::vtable(h).reference)(h.ctx, f, id, &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).reference)(h.ctx, f, id, &mut out) };
                 Self::host_id(st, out)
             }
         };
@@ -181,7 +188,8 @@ impl<'a> SessionView<'a> {
                     Source::Local(s) => read::member(s, f, id, i),
                     Source::Host(h) => {
                         let mut out = NO_ID;
-                        let st = (Self::vtable(h).member)(h.ctx, f, id, i, &mut out);
+                        // SAFETY: `h` is the session the host lent for the call this view serves.
+                        let st = unsafe { (Self::vtable(h).member)(h.ctx, f, id, i, &mut out) };
                         if st == OK { Ok(out) } else { Err(st) }
                     }
                 };
@@ -195,7 +203,8 @@ impl<'a> SessionView<'a> {
             Source::Local(s) => read::find(s, table, name),
             Source::Host(h) => {
                 let mut out = NO_ID;
-                let st = (Self::vtable(h).find)(h.ctx, table, Str::new(name), &mut out);
+                // SAFETY: `h` is the session the host lent for the call this view serves.
+                let st = unsafe { (Self::vtable(h).find)(h.ctx, table, Str::new(name), &mut out) };
                 Self::host_id(st, out)
             }
         };

@@ -139,8 +139,8 @@ impl Observed {
             let tasks = &snap.jobs.tasks[j.idx()];
             let pipelined: Vec<(String, String)> = tasks
                 .iter()
-                .filter(|t| ssn.state.task_status[t.idx()] == TaskStatus::Pipelined)
-                .map(|&t| (snap.tasks.key(t), node_name(ssn.state.task_node[t.idx()])))
+                .filter(|&&t| ssn.state.tasks.status[t] == TaskStatus::Pipelined)
+                .map(|&t| (snap.tasks.key(t), node_name(ssn.state.tasks.node[t])))
                 .collect();
             if !pipelined.is_empty() {
                 self.pipelined.insert(uid.to_string(), pipelined);

@@ -25,7 +25,7 @@ pub fn candidate_order(ssn: &mut Session) -> Vec<TaskId> {
             if !snap.tasks.best_effort[t.idx()] {
                 continue;
             }
-            match ssn.state.task_status[t.idx()] {
+            match ssn.state.tasks.status[t] {
                 TaskStatus::Pending if !snap.tasks.sch_gated[t.idx()] => {}
                 TaskStatus::Pipelined => Statement::new().unpipeline(ssn, t),
                 _ => continue,
@@ -77,13 +77,13 @@ pub fn execute(ssn: &mut Session) {
             for &n in &all {
                 fe.nodes.insert(n, e.clone());
             }
-            ssn.state.job_fit_errors[j.idx()].insert(t, fe);
+            ssn.state.record_fit_errors(j, t, fe);
             continue;
         }
         let mut helper = PredicateHelper::new(cache);
         let (found, errs) = helper.predicate_nodes(ssn, t, &all, predicate_for_allocate);
         if found.is_empty() {
-            ssn.state.job_fit_errors[j.idx()].insert(t, errs);
+            ssn.state.record_fit_errors(j, t, errs);
             continue;
         }
         let Some(node) = best_scored_node(ssn, t, &found) else {
@@ -98,7 +98,7 @@ pub fn execute(ssn: &mut Session) {
                     node,
                     crate::framework::FitError::new(crate::framework::StatusCode::Error, e),
                 );
-                ssn.state.job_fit_errors[j.idx()].insert(t, fe);
+                ssn.state.record_fit_errors(j, t, fe);
             }
         }
     }

@@ -217,7 +217,7 @@ fn idle_group(ssn: &Session, t: TaskId, n: NodeId) -> u8 {
     let fits_idle = ssn
         .state
         .resreq(t)
-        .less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero);
+        .less_equal(&ssn.state.nodes.idle[n], DimDefault::Zero);
     if fits_idle { 0 } else { 1 }
 }
 
@@ -251,7 +251,7 @@ impl Class {
                 .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
                 .collect(),
             ranks,
-            seen: ssn.state.node_changes.len(),
+            seen: ssn.state.nodes.changes().len(),
         }
     }
 
@@ -259,7 +259,7 @@ impl Class {
     /// nodes and those this session changed so far are ranked again, the others keep their
     /// ranks. `None` when so many nodes changed that ranking all of them afresh costs less.
     fn revived(mut self, ssn: &Session, t: TaskId, mut dirty: FixedBitSet) -> Option<Class> {
-        for n in &ssn.state.node_changes {
+        for n in ssn.state.nodes.changes() {
             dirty.insert(n.idx());
         }
         if mostly_stale(&dirty) {
@@ -277,7 +277,7 @@ impl Class {
         for (&n, r) in ranked.iter().zip(ranks) {
             self.set(n, r);
         }
-        self.seen = ssn.state.node_changes.len();
+        self.seen = ssn.state.nodes.changes().len();
         Some(self)
     }
 
@@ -435,7 +435,7 @@ impl ClassCache {
         if class.refused {
             return None;
         }
-        let changes = &ssn.state.node_changes[class.seen..];
+        let changes = &ssn.state.nodes.changes()[class.seen..];
         if !changes.is_empty() {
             // A few nodes changed since the class last looked, mostly one: kept inline.
             let mut dirty: SmallVec<[NodeId; 8]> = SmallVec::from_slice(changes);
@@ -458,7 +458,7 @@ impl ClassCache {
                 }
                 None => class.refused = true,
             }
-            class.seen = ssn.state.node_changes.len();
+            class.seen = ssn.state.nodes.changes().len();
         }
         if class.order.is_empty() {
             class.resolve_deferred(ssn, t);

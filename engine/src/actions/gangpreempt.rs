@@ -29,7 +29,7 @@ impl Flavor for GangPreempt {
         let Some(vj) = ssn.state.job_of(t) else {
             return false;
         };
-        ssn.state.task_status[t.idx()].is_preemptable()
+        ssn.state.tasks.status[t].is_preemptable()
             && snap.tasks.preemptable[t.idx()]
             && vj != preemptor
             && snap.jobs.queue[vj.idx()] == snap.jobs.queue[preemptor.idx()]

@@ -30,7 +30,7 @@ impl Flavor for GangReclaim {
             return false;
         };
         let vq = snap.jobs.queue[vj.idx()];
-        ssn.state.task_status[t.idx()] == TaskStatus::Running
+        ssn.state.tasks.status[t] == TaskStatus::Running
             && snap.tasks.preemptable[t.idx()]
             && vq != snap.jobs.queue[reclaimer.idx()]
             && job_preemptable(ssn, vj)

@@ -98,7 +98,7 @@ fn pending_tasks(ssn: &Session, j: JobId) -> PriorityQueue<TaskId> {
     let snap = &ssn.state.snap;
     let mut pq = PriorityQueue::new();
     for &t in &snap.jobs.tasks[j.idx()] {
-        if ssn.state.task_status[t.idx()] == TaskStatus::Pending && !snap.tasks.sch_gated[t.idx()] {
+        if ssn.state.tasks.status[t] == TaskStatus::Pending && !snap.tasks.sch_gated[t.idx()] {
             pq.push(t, |l, r| ssn.task_order_less(l, r));
         }
     }
@@ -108,7 +108,7 @@ fn pending_tasks(ssn: &Session, j: JobId) -> PriorityQueue<TaskId> {
 /// Bound or Running, preemptable, and not a non-best-effort task for a best-effort preemptor.
 fn basic_victim(ssn: &Session, preemptor: TaskId, v: TaskId) -> bool {
     let t = &ssn.state.snap.tasks;
-    ssn.state.task_status[v.idx()].is_preemptable()
+    ssn.state.tasks.status[v].is_preemptable()
         && (!t.best_effort[preemptor.idx()] || t.best_effort[v.idx()])
         && t.preemptable[v.idx()]
 }
@@ -134,7 +134,7 @@ fn eligible(ssn: &Session, t: TaskId) -> bool {
     match ssn.predicate(t, node) {
         Ok(()) => false,
         Err(e) if e.has_any(&[crate::framework::StatusCode::UnschedulableAndUnresolvable]) => true,
-        Err(_) => !ssn.state.node_tasks[node.idx()].iter().any(|&v| {
+        Err(_) => !ssn.state.nodes.tasks[node].iter().any(|&v| {
             let p = &snap.tasks.pod[v.idx()];
             pod_priority(p) < pod_priority(pod)
                 && p.metadata.deletion_timestamp.is_some()

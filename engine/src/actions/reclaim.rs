@@ -28,9 +28,7 @@ pub fn execute(ssn: &mut Session) {
     for &j in &starving.jobs {
         let mut pq = PriorityQueue::new();
         for &t in &snap.jobs.tasks[j.idx()] {
-            if ssn.state.task_status[t.idx()] == TaskStatus::Pending
-                && !snap.tasks.sch_gated[t.idx()]
-            {
+            if ssn.state.tasks.status[t] == TaskStatus::Pending && !snap.tasks.sch_gated[t.idx()] {
                 pq.push(t, |l, r| ssn.task_order_less(l, r));
             }
         }
@@ -80,7 +78,7 @@ fn reclaim_for_task(
         PredicateHelper::new(error_cache).predicate_nodes(ssn, t, &nodes, predicate_for_preempt);
     for node in found {
         let reclaimees = node_tasks_where(ssn, node, |v| {
-            ssn.state.task_status[v.idx()] == TaskStatus::Running
+            ssn.state.tasks.status[v] == TaskStatus::Running
                 && snap.tasks.preemptable[v.idx()]
                 && ssn.state.job_of(v).is_some_and(|vj| {
                     let vq = snap.jobs.queue[vj.idx()];

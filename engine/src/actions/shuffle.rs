@@ -9,7 +9,7 @@ pub fn execute(ssn: &mut Session) {
     let running: Vec<TaskId> = (0..ssn.state.snap.tasks.len() as u32)
         .map(TaskId)
         .filter(|&t| {
-            ssn.state.job_of(t).is_some() && ssn.state.task_status[t.idx()] == TaskStatus::Running
+            ssn.state.job_of(t).is_some() && ssn.state.tasks.status[t] == TaskStatus::Running
         })
         .collect();
     for v in ssn.victim_tasks(&running) {

@@ -93,7 +93,7 @@ pub fn nodes_worth_trying(ssn: &Session, task: TaskId) -> Vec<NodeId> {
     let Some(errs) = ssn
         .state
         .job_of(task)
-        .and_then(|j| ssn.state.job_fit_errors[j.idx()].get(&task))
+        .and_then(|j| ssn.state.jobs.fit_errors[j].get(&task))
     else {
         return all.collect();
     };
@@ -112,7 +112,7 @@ pub fn worth_trying_among(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<
     let errs = ssn
         .state
         .job_of(task)
-        .and_then(|j| ssn.state.job_fit_errors[j.idx()].get(&task));
+        .and_then(|j| ssn.state.jobs.fit_errors[j].get(&task));
     let unresolvable = |n: &NodeId| {
         errs.and_then(|e| e.nodes.get(*n))
             .is_some_and(|e| e.has_any(&[StatusCode::UnschedulableAndUnresolvable]))
@@ -125,7 +125,7 @@ pub fn worth_trying_among(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<
 
 /// Tasks accounted on `node` that pass `keep`, in the node's order.
 pub fn node_tasks_where(ssn: &Session, node: NodeId, keep: impl Fn(TaskId) -> bool) -> Vec<TaskId> {
-    ssn.state.node_tasks[node.idx()]
+    ssn.state.nodes.tasks[node]
         .iter()
         .copied()
         .filter(|&t| keep(t))

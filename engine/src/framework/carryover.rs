@@ -60,7 +60,7 @@ impl ClosedSession {
     /// Leaves the closing session's serial and changed nodes in its carryover.
     pub fn leave(ssn: &SessionState) {
         let mut changed = FixedBitSet::with_capacity(ssn.snap.nodes.len());
-        for n in &ssn.node_changes {
+        for n in ssn.nodes.changes() {
             changed.insert(n.idx());
         }
         let serial = ssn.snap.serial;

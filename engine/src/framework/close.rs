@@ -10,7 +10,7 @@ use super::{
     PodConditionUpdate, PodGroupUpdate, QueueUpdate, Session,
 };
 use crate::api::{PodGroupCondition, PodGroupStatus, ResourceList};
-use crate::model::{Dim, JobId, Quantity, Resource, TaskStatus};
+use crate::model::{Dim, JobId, Quantity, Resource, TaskId, TaskStatus};
 use crate::snapshot::PodGroupCounts;
 
 /// Jobs whose allocated tasks one task of the pool sums per queue for the queues' status.
@@ -57,17 +57,19 @@ impl Session {
                 reason: reason.clone(),
             });
         }
-        let (status, node) = (&self.state.task_status, &self.state.task_node);
+        let (status, node) = (&self.state.tasks.status, &self.state.tasks.node);
         d.pipelined = (0..tasks.len())
             .into_par_iter()
-            .filter_map(|t| match (status[t], node[t]) {
-                (TaskStatus::Pipelined, Some(n)) => Some(Pipelined {
-                    namespace: tasks.namespace[t].clone(),
-                    name: tasks.name[t].clone(),
-                    node: snap.nodes.name[n.idx()].clone(),
-                }),
-                _ => None,
-            })
+            .filter_map(
+                |t| match (status[TaskId(t as u32)], node[TaskId(t as u32)]) {
+                    (TaskStatus::Pipelined, Some(n)) => Some(Pipelined {
+                        namespace: tasks.namespace[t].clone(),
+                        name: tasks.name[t].clone(),
+                        node: snap.nodes.name[n.idx()].clone(),
+                    }),
+                    _ => None,
+                },
+            )
             .collect();
         // Jobs are independent here and a contended cycle leaves 100k pending tasks, each with
         // a formatted reason, so they are worked out on the pool and gathered in job order, the
@@ -127,7 +129,7 @@ impl Session {
             let completed = st.job_status_count(j, Failed) + st.job_status_count(j, Succeeded);
             scheduled += st.snap.jobs.tasks[j.idx()]
                 .iter()
-                .filter(|t| st.task_status[t.idx()] == Releasing && st.task_node[t.idx()].is_some())
+                .filter(|&&t| st.tasks.status[t] == Releasing && st.tasks.node[t].is_some())
                 .count() as u32;
             // `min_available` is `minMember` floored at 0, the same test for a count.
             if scheduled as i32 >= st.snap.jobs.min_available[j.idx()] {
@@ -204,19 +206,17 @@ impl Session {
             if snap.tasks.sch_gated[t.idx()] {
                 continue;
             }
-            let tx = self.state.task_last_tx[t.idx()];
-            let status = tx
-                .map(|x| x.status)
-                .unwrap_or(self.state.task_status[t.idx()]);
+            let tx = self.state.tasks.last_tx[t];
+            let status = tx.map(|x| x.status).unwrap_or(self.state.tasks.status[t]);
             if !matches!(
-                self.state.task_status[t.idx()],
+                self.state.tasks.status[t],
                 TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined
             ) {
                 continue;
             }
             let node = tx
                 .map(|x| x.node)
-                .unwrap_or(self.state.task_node[t.idx()])
+                .unwrap_or(self.state.tasks.node[t])
                 .map(|n| snap.nodes.name[n.idx()].clone());
             let key = || snap.tasks.key(t);
             let (reason, mut message, nominated) = match status {
@@ -233,7 +233,7 @@ impl Session {
                 TaskStatus::Pipelined => {
                     let evicted = tx
                         .map(|x| x.eviction_occurred)
-                        .unwrap_or(self.state.task_eviction_occurred[t.idx()]);
+                        .unwrap_or(self.state.tasks.eviction_occurred[t]);
                     (
                         "Unschedulable",
                         format!(
@@ -246,7 +246,7 @@ impl Session {
                     )
                 }
                 TaskStatus::Pending => {
-                    let message = match self.state.job_fit_errors[j.idx()].get(&t) {
+                    let message = match self.state.jobs.fit_errors[j].get(&t) {
                         Some(fe) => fe.summary(snap.nodes.len()).into(),
                         None => fit(),
                     };
@@ -289,7 +289,7 @@ impl Session {
         // (430k tasks one after another were a fifth of a steady large close). Quantities are
         // whole milli-units and bytes, exact in an f64 up to 2^53, so the grouping does not
         // change a sum, and it does not depend on the thread count.
-        let task_status = &self.state.task_status;
+        let task_status = &self.state.tasks.status;
         let runs: Vec<Vec<Resource>> = snap
             .jobs
             .queue
@@ -300,7 +300,7 @@ impl Session {
                 let mut alloc = vec![Resource::empty(); q.len()];
                 for (qi, tasks) in jobs {
                     for &t in tasks {
-                        if task_status[t.idx()].is_allocated() {
+                        if task_status[t].is_allocated() {
                             alloc[qi.idx()].add(&snap.tasks.resreq[t.idx()]);
                         }
                     }

@@ -41,9 +41,9 @@ impl SessionState {
             msg.push_str(", ");
             msg.push_str(&parts[r.clone()]);
         }
-        if !st.job_fit_message[j.idx()].is_empty() {
-            let _ = write!(msg, ". Origin reason is: {}", st.job_fit_message[j.idx()]);
-        } else if let Some((t, fe)) = st.job_fit_errors[j.idx()].iter().next() {
+        if !st.jobs.fit_message[j].is_empty() {
+            let _ = write!(msg, ". Origin reason is: {}", st.jobs.fit_message[j]);
+        } else if let Some((t, fe)) = st.jobs.fit_errors[j].iter().next() {
             let _ = write!(
                 msg,
                 ". Origin reason is {}: {}",

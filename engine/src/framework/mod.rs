@@ -3,6 +3,7 @@
 
 mod carryover;
 mod close;
+mod column;
 mod config_check;
 mod decisions;
 mod dispatch;
@@ -10,8 +11,10 @@ mod event;
 mod eviction;
 mod fit_error;
 mod fit_message;
+mod job_columns;
 mod job_conditions;
 mod node_accounts;
+mod node_columns;
 mod node_failures;
 mod options;
 mod plugin;
@@ -21,12 +24,14 @@ mod session;
 mod session_metrics;
 mod state;
 mod statement;
+mod task_columns;
 mod timers;
 mod topology;
 mod vote;
 
 pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
+pub use column::Column;
 pub use config_check::{CheckedConfig, SetAside, Strictness, check_config};
 pub use decisions::{
     Bind, Decisions, Eviction, NumaBooking, Pipelined, PodConditionUpdate, PodGroupUpdate,
@@ -35,7 +40,9 @@ pub use decisions::{
 pub use event::{Event, EventObject};
 pub use eviction::{EvictionContext, EvictionKind};
 pub use fit_error::{FitError, FitErrors, Status, StatusCode};
+pub use job_columns::{JobColumns, SubJobColumns};
 pub use job_conditions::JobConditions;
+pub use node_columns::NodeColumns;
 pub use node_failures::NodeFailures;
 pub use options::{NodeSampling, SessionOptions};
 pub use plugin::{Plugin, PluginBuilder};
@@ -48,5 +55,6 @@ pub use session_metrics::{
 };
 pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
 pub use statement::{Op, Statement, allocate_and_dispatch};
+pub use task_columns::TaskColumns;
 pub use timers::Timers;
 pub use vote::{JobInvalid, Vote};

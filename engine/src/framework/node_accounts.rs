@@ -61,7 +61,7 @@ impl NodeAccount<'_> {
 
 /// The four accounting columns, one value per node.
 #[derive(Debug)]
-pub(super) struct NodeColumns {
+pub(super) struct NodeAccounting {
     pub idle: Vec<Resource>,
     pub used: Vec<Resource>,
     pub releasing: Vec<Resource>,
@@ -74,14 +74,14 @@ pub(super) struct NodeColumns {
 /// `large` open adds up the requests on the few thousand nodes that changed, not all 400k.
 struct ClosedNodeColumns {
     serial: u64,
-    columns: NodeColumns,
+    columns: NodeAccounting,
 }
 
-impl NodeColumns {
+impl NodeAccounting {
     /// Every node with nothing on it: idle is allocatable.
-    fn empty(snap: &Snapshot) -> NodeColumns {
+    fn empty(snap: &Snapshot) -> NodeAccounting {
         let nodes = snap.nodes.len();
-        NodeColumns {
+        NodeAccounting {
             idle: snap.nodes.allocatable.clone(),
             used: vec![Resource::empty(); nodes],
             releasing: vec![Resource::empty(); nodes],
@@ -92,14 +92,14 @@ impl NodeColumns {
     /// The columns a session on `snap` opens with, and which nodes still need their tasks
     /// added (`None`: all of them; those listed start empty). The last session's columns are
     /// taken when it closed on the snapshot `snap` says its changed nodes are counted from.
-    pub fn open(snap: &Snapshot, carryover: &Carryover) -> (NodeColumns, Option<FixedBitSet>) {
+    pub fn open(snap: &Snapshot, carryover: &Carryover) -> (NodeAccounting, Option<FixedBitSet>) {
         let Some(since) = &snap.changed_since else {
-            return (NodeColumns::empty(snap), None);
+            return (NodeAccounting::empty(snap), None);
         };
         let carried = carryover.take::<ClosedNodeColumns>();
         let closed = carryover.get::<ClosedSession>();
         let (Some(carried), Some(closed)) = (carried, closed) else {
-            return (NodeColumns::empty(snap), None);
+            return (NodeAccounting::empty(snap), None);
         };
         let nodes = snap.nodes.len();
         if carried.serial != since.since
@@ -107,7 +107,7 @@ impl NodeColumns {
             || carried.columns.idle.len() != nodes
             || closed.changed.len() != nodes
         {
-            return (NodeColumns::empty(snap), None);
+            return (NodeAccounting::empty(snap), None);
         }
         let mut changed = closed.changed;
         since.nodes.iter().for_each(|n| changed.insert(n.idx()));
@@ -138,6 +138,7 @@ mod tests {
 
     use crate::framework::{Carryover, Session, SessionOptions};
     use crate::harness::Harness;
+    use crate::model::NodeId;
 
     fn running(name: &str, node: &str) -> String {
         format!(
@@ -159,8 +160,8 @@ mod tests {
 
     /// Milli-CPU used on n1 and n2.
     fn used(ssn: &Session) -> (f64, f64) {
-        let used = &ssn.state.node_used;
-        (used[0].milli_cpu, used[1].milli_cpu)
+        let used = &ssn.state.nodes.used;
+        (used[NodeId(0)].milli_cpu, used[NodeId(1)].milli_cpu)
     }
 
     #[test]
@@ -192,7 +193,7 @@ mod tests {
             .open_with(options())
             .unwrap();
         assert_eq!(used(&second), (2000.0, 1000.0));
-        assert_eq!(second.state.node_idle[1].milli_cpu, 3000.0);
+        assert_eq!(second.state.nodes.idle[NodeId(1)].milli_cpu, 3000.0);
         let serial = second.state.snap.serial;
         second.close();
         let third = cluster(&together)
@@ -200,6 +201,6 @@ mod tests {
             .open_with(options())
             .unwrap();
         assert_eq!(used(&third), (2000.0, 0.0), "listed: summed afresh");
-        assert_eq!(third.state.node_idle[1].milli_cpu, 4000.0);
+        assert_eq!(third.state.nodes.idle[NodeId(1)].milli_cpu, 4000.0);
     }
 }

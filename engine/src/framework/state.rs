@@ -10,10 +10,10 @@ use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::node_accounts::{NodeAccount, NodeColumns};
+use super::node_accounts::{NodeAccount, NodeAccounting};
 use super::{
-    Event, FitErrors, JobConditions, NumaBooking, SearchStage, SearchTimings, SessionMetrics,
-    SessionOptions, VolumeBinds,
+    Column, Event, FitErrors, JobColumns, JobConditions, NodeColumns, NumaBooking, SearchStage,
+    SearchTimings, SessionMetrics, SessionOptions, SubJobColumns, TaskColumns, VolumeBinds,
 };
 use crate::api::PodGroupCondition;
 use crate::config::SchedulerConfig;
@@ -41,53 +41,14 @@ pub struct SessionState {
     pub snap: Arc<Snapshot>,
     pub config: Arc<SchedulerConfig>,
     pub options: SessionOptions,
-    pub task_status: Vec<TaskStatus>,
-    pub task_node: Vec<Option<NodeId>>,
-    /// The status under which the task is accounted on its node (`NodeInfo.Tasks` clone).
-    task_node_status: Vec<Option<TaskStatus>>,
-    pub task_eviction_occurred: Vec<bool>,
-    pub task_last_tx: Vec<Option<LastTransaction>>,
-    /// `task.JobAllocatedHyperNode`.
-    pub task_allocated_hyper_node: Vec<Option<HyperNodeId>>,
-    /// The pod's `nominatedNodeName` was dropped this session (a stale nomination, Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path).
-    pub task_nomination_cleared: Vec<bool>,
-    pub node_idle: Vec<Resource>,
-    pub node_used: Vec<Resource>,
-    pub node_releasing: Vec<Resource>,
-    pub node_pipelined: Vec<Resource>,
-    /// Tasks accounted on each node, in the order they were added.
-    pub node_tasks: Vec<NodeTasks>,
-    /// Every node whose accounting changed this session, in order (node-search caches replay
-    /// it to re-rank only what changed).
-    pub node_changes: Vec<NodeId>,
-    pub job_counts: Vec<StatusCounts>,
-    pub sub_job_counts: Vec<StatusCounts>,
-    /// Pending best-effort tasks per job and per sub-job, kept with the counts (gang's job
-    /// order asks on every comparison, and counting walked the job's tasks each time).
-    job_best_effort_pending: Vec<u32>,
-    sub_job_best_effort_pending: Vec<u32>,
-    /// Σ Resreq of allocated-status tasks.
-    pub job_allocated: Vec<Resource>,
-    /// Σ Resreq of all tasks.
-    pub job_total_request: Vec<Resource>,
-    /// The PodGroup phases this session set (`set_job_phase`); the others are the snapshot's.
-    /// Cloning every job's phase and conditions at open, and the conditions again at close, was
-    /// a sixth of a steady `large` open and close.
-    job_phase: Vec<Option<&'static str>>,
-    /// The PodGroup conditions this session set (`set_job_conditions`).
-    job_conditions: Vec<Option<JobConditions>>,
-    /// `job.NodesFitErrors`: per task, why it could not be placed this session.
-    pub job_fit_errors: Vec<BTreeMap<TaskId, FitErrors>>,
-    /// `job.JobFitErrors`: a job-level message.
-    pub job_fit_message: Vec<String>,
-    pub job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
-    pub sub_job_allocated_hyper_node: Vec<Option<HyperNodeId>>,
-    /// `subJob.NominatedHyperNode`: where gangpreempt / gangreclaim made room for the sub-job;
-    /// allocate tries its tasks' nominated nodes there first (Volcano: pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path). Lives for the session.
-    pub sub_job_nominated_hyper_node: Vec<Option<HyperNodeId>>,
-    /// Network topology after session-open adjustment (tier names resolved, soft made hard).
-    pub job_topology: Vec<Option<NetworkTopology>>,
-    pub sub_job_topology: Vec<Option<NetworkTopology>>,
+    /// Each task's session columns.
+    pub tasks: TaskColumns,
+    /// Each node's session columns.
+    pub nodes: NodeColumns,
+    /// Each job's session columns.
+    pub jobs: JobColumns,
+    /// Each sub-job's session columns.
+    pub sub_jobs: SubJobColumns,
     /// Volume work each bind needs first, by task: left by the plugin that assumed it (the
     /// predicates plugin's VolumeBinding) when the session closes.
     pub volume_binds: HashMap<TaskId, VolumeBinds>,
@@ -111,74 +72,12 @@ impl SessionState {
     /// Builds the session columns from a snapshot: node accounting from the tasks on nodes,
     /// job counters from task statuses.
     pub fn new(snap: Arc<Snapshot>, config: Arc<SchedulerConfig>, options: SessionOptions) -> Self {
-        let nt = snap.tasks.len();
-        let nj = snap.jobs.len();
-        let ns = snap.sub_jobs.len();
-        // Job and sub-job sums over each one's own tasks, in parallel (in task order within
-        // each, as the sequential sums would add them).
-        let tasks = &snap.tasks;
-        // Per status, and the pending best-effort ones.
-        let count = |ts: &[TaskId]| {
-            let mut c: StatusCounts = [0; 10];
-            let mut best_effort_pending = 0;
-            for t in ts {
-                let status = tasks.status[t.idx()];
-                c[status.index()] += 1;
-                if status == TaskStatus::Pending && tasks.best_effort[t.idx()] {
-                    best_effort_pending += 1;
-                }
-            }
-            (c, best_effort_pending)
-        };
-        let (job_counts, job_best_effort_pending) = snap.jobs.tasks.par_iter().map(&count).unzip();
-        let (sub_job_counts, sub_job_best_effort_pending) =
-            snap.sub_jobs.tasks.par_iter().map(&count).unzip();
-        let (job_total_request, job_allocated) = snap
-            .jobs
-            .tasks
-            .par_iter()
-            .map(|ts| {
-                let (mut total, mut allocated) = (Resource::empty(), Resource::empty());
-                for t in ts {
-                    let r = &tasks.resreq[t.idx()];
-                    total.add(r);
-                    if tasks.status[t.idx()].is_allocated() {
-                        allocated.add(r);
-                    }
-                }
-                (total, allocated)
-            })
-            .unzip();
-        let (nodes, to_sum) = NodeColumns::open(&snap, &options.carryover);
+        let (nodes, to_sum) = NodeAccounting::open(&snap, &options.carryover);
         let mut st = SessionState {
-            task_status: snap.tasks.status.clone(),
-            task_node: snap.tasks.node.clone(),
-            task_node_status: vec![None; nt],
-            task_eviction_occurred: vec![false; nt],
-            task_last_tx: vec![None; nt],
-            task_allocated_hyper_node: vec![None; nt],
-            task_nomination_cleared: vec![false; nt],
-            node_idle: nodes.idle,
-            node_used: nodes.used,
-            node_releasing: nodes.releasing,
-            node_pipelined: nodes.pipelined,
-            node_tasks: Vec::new(),
-            node_changes: Vec::new(),
-            job_counts,
-            sub_job_counts,
-            job_best_effort_pending,
-            sub_job_best_effort_pending,
-            job_allocated,
-            job_total_request,
-            job_phase: vec![None; nj],
-            job_conditions: vec![None; nj],
-            job_fit_errors: vec![BTreeMap::new(); nj],
-            job_fit_message: vec![String::new(); nj],
-            job_allocated_hyper_node: vec![None; nj],
-            sub_job_allocated_hyper_node: vec![None; ns],
-            sub_job_nominated_hyper_node: vec![None; ns],
-            job_topology: snap.jobs.network_topology.clone(),
-            sub_job_topology: snap.sub_jobs.network_topology.clone(),
+            tasks: TaskColumns::open(&snap.tasks),
+            nodes: NodeColumns::open(nodes),
+            jobs: JobColumns::open(&snap),
+            sub_jobs: SubJobColumns::open(&snap),
             volume_binds: HashMap::new(),
             numa_bookings: Vec::new(),
             bind_annotations: HashMap::new(),
@@ -201,29 +100,29 @@ impl SessionState {
     /// are summed when it is given: the others' columns were taken over from the last session.
     fn account_snapshot_tasks(&mut self, to_sum: Option<&FixedBitSet>) {
         let placed = || {
-            let tasks = self.task_node.iter().zip(&self.task_status).enumerate();
+            let tasks = self.tasks.node.iter().zip(&self.tasks.status).enumerate();
             tasks.filter_map(|(t, (node, status))| match node {
                 Some(n) if !status.is_completed() => Some((*n, TaskId(t as u32))),
                 _ => None,
             })
         };
         // Counted first, so each node's list is allocated once at its size rather than grown.
-        let mut counts = vec![0u32; self.node_idle.len()];
+        let mut counts = vec![0u32; self.nodes.idle.len()];
         placed().for_each(|(n, _)| counts[n.idx()] += 1);
         let mut on_node: Vec<NodeTasks> = counts
             .iter()
             .map(|&c| NodeTasks::with_capacity(c as usize))
             .collect();
         placed().for_each(|(n, t)| on_node[n.idx()].push(t));
-        let (status, resreq) = (&self.task_status, &self.snap.tasks.resreq);
+        let (status, resreq) = (&self.tasks.status, &self.snap.tasks.resreq);
         // Only Binding can be refused, and snapshot tasks are never Binding; a refused one is
         // taken off its node, as the sequential adds did.
         let refused: Vec<TaskId> = on_node
             .par_iter_mut()
-            .zip(&mut self.node_idle)
-            .zip(&mut self.node_used)
-            .zip(&mut self.node_releasing)
-            .zip(&mut self.node_pipelined)
+            .zip(self.nodes.idle.as_mut_slice())
+            .zip(self.nodes.used.as_mut_slice())
+            .zip(self.nodes.releasing.as_mut_slice())
+            .zip(self.nodes.pipelined.as_mut_slice())
             .enumerate()
             .flat_map_iter(|(n, ((((tasks, idle), used), releasing), pipelined))| {
                 let mut refused = Vec::new();
@@ -237,7 +136,7 @@ impl SessionState {
                     pipelined,
                 };
                 tasks.retain(|t| {
-                    let added = account.add(status[t.idx()], &resreq[t.idx()]);
+                    let added = account.add(status[*t], &resreq[t.idx()]);
                     if !added {
                         refused.push(*t);
                     }
@@ -247,14 +146,14 @@ impl SessionState {
             })
             .collect();
         for t in refused {
-            self.task_node[t.idx()] = None;
+            self.tasks.node.set(t, None);
         }
         for tasks in &on_node {
             for &t in tasks {
-                self.task_node_status[t.idx()] = Some(self.task_status[t.idx()]);
+                self.tasks.node_status.set(t, Some(self.tasks.status[t]));
             }
         }
-        self.node_tasks = on_node;
+        self.nodes.tasks = Column::from(on_node);
     }
 
     // ---- tasks ------------------------------------------------------------------------------
@@ -285,20 +184,67 @@ impl SessionState {
 
     /// The pod's `status.nominatedNodeName` as this session sees it ("" once cleared).
     pub fn nominated_node_name(&self, t: TaskId) -> &str {
-        if self.task_nomination_cleared[t.idx()] || !self.snap.tasks.nominated[t.idx()] {
+        if self.tasks.nomination_cleared[t] || !self.snap.tasks.nominated[t.idx()] {
             ""
         } else {
             &self.snap.tasks.pod[t.idx()].status.nominated_node_name
         }
     }
 
+    /// Drops the pod's `nominatedNodeName` for the rest of the session (a stale nomination).
+    pub fn clear_nomination(&mut self, t: TaskId) {
+        self.tasks.nomination_cleared.set(t, true);
+    }
+
+    /// Sets `task.JobAllocatedHyperNode`, the hyper-node the task's placement is bound to.
+    pub fn set_task_allocated_hyper_node(&mut self, t: TaskId, h: Option<HyperNodeId>) {
+        self.tasks.allocated_hyper_node.set(t, h);
+    }
+
+    // ---- what actions record of jobs and sub-jobs ----------------------------------------
+
+    /// Records in `job.NodesFitErrors` why task `t` could not be placed.
+    pub fn record_fit_errors(&mut self, j: JobId, t: TaskId, errors: FitErrors) {
+        self.jobs.fit_errors.get_mut(j).insert(t, errors);
+    }
+
+    /// Forgets why task `t` could not be placed (it was placed after all).
+    pub fn forget_fit_errors(&mut self, j: JobId, t: &TaskId) {
+        self.jobs.fit_errors.get_mut(j).remove(t);
+    }
+
+    /// Forgets every recorded reason of job `j`'s tasks (a new attempt starts).
+    pub fn clear_fit_errors(&mut self, j: JobId) {
+        self.jobs.fit_errors.get_mut(j).clear();
+    }
+
+    /// Sets `job.JobFitErrors`, the job-level message.
+    pub fn set_job_fit_message(&mut self, j: JobId, message: String) {
+        self.jobs.fit_message.set(j, message);
+    }
+
+    /// Sets the hyper-node a job's placements are bound to.
+    pub fn set_job_allocated_hyper_node(&mut self, j: JobId, h: Option<HyperNodeId>) {
+        self.jobs.allocated_hyper_node.set(j, h);
+    }
+
+    /// Sets `subJob.NominatedHyperNode`.
+    pub fn set_sub_job_nominated_hyper_node(&mut self, sj: SubJobId, h: Option<HyperNodeId>) {
+        self.sub_jobs.nominated_hyper_node.set(sj, h);
+    }
+
+    /// Sets the hyper-node a sub-job's placements are bound to.
+    pub fn set_sub_job_allocated_hyper_node(&mut self, sj: SubJobId, h: Option<HyperNodeId>) {
+        self.sub_jobs.allocated_hyper_node.set(sj, h);
+    }
+
     /// Changes a task's status and keeps job / sub-job counters and job allocation in step.
-    pub fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
-        let old = self.task_status[t.idx()];
+    pub(super) fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
+        let old = self.tasks.status[t];
         if old == status {
             return;
         }
-        self.task_status[t.idx()] = status;
+        self.tasks.status.set(t, status);
         let best_effort = self.snap.tasks.best_effort[t.idx()];
         let count_pending = |pending: &mut u32| {
             if old == TaskStatus::Pending {
@@ -308,25 +254,25 @@ impl SessionState {
             }
         };
         if let Some(j) = self.job_of(t) {
-            let c = &mut self.job_counts[j.idx()];
+            let c = self.jobs.counts.get_mut(j);
             c[old.index()] -= 1;
             c[status.index()] += 1;
             if best_effort {
-                count_pending(&mut self.job_best_effort_pending[j.idx()]);
+                count_pending(self.jobs.best_effort_pending.get_mut(j));
             }
             let r = &self.snap.tasks.resreq[t.idx()];
             if old.is_allocated() && !status.is_allocated() {
-                self.job_allocated[j.idx()].sub(r);
+                self.jobs.allocated.get_mut(j).sub(r);
             } else if !old.is_allocated() && status.is_allocated() {
-                self.job_allocated[j.idx()].add(r);
+                self.jobs.allocated.get_mut(j).add(r);
             }
         }
         if let Some(s) = self.snap.tasks.sub_job[t.idx()] {
-            let c = &mut self.sub_job_counts[s.idx()];
+            let c = self.sub_jobs.counts.get_mut(s);
             c[old.index()] -= 1;
             c[status.index()] += 1;
             if best_effort {
-                count_pending(&mut self.sub_job_best_effort_pending[s.idx()]);
+                count_pending(self.sub_jobs.best_effort_pending.get_mut(s));
             }
         }
     }
@@ -335,22 +281,21 @@ impl SessionState {
 
     /// Node `n`'s accounting columns, with the task table their arithmetic reads requests from.
     fn node_account(&mut self, n: NodeId) -> (NodeAccount<'_>, &TaskTable) {
-        let i = n.idx();
         let account = NodeAccount {
-            idle: &mut self.node_idle[i],
-            used: &mut self.node_used[i],
-            releasing: &mut self.node_releasing[i],
-            pipelined: &mut self.node_pipelined[i],
+            idle: self.nodes.idle.get_mut(n),
+            used: self.nodes.used.get_mut(n),
+            releasing: self.nodes.releasing.get_mut(n),
+            pipelined: self.nodes.pipelined.get_mut(n),
         };
         (account, &self.snap.tasks)
     }
 
     /// `NodeInfo.AddTask` with the task's current status. A Binding task must fit in idle.
-    pub fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
-        if self.task_node_status[t.idx()].is_some() {
+    pub(super) fn node_add(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+        if self.tasks.node_status[t].is_some() {
             return Err(format!("task {} already on a node", self.snap.tasks.key(t)));
         }
-        let status = self.task_status[t.idx()];
+        let status = self.tasks.status[t];
         let (mut account, tasks) = self.node_account(n);
         if !account.add(status, &tasks.resreq[t.idx()]) {
             return Err(format!(
@@ -359,40 +304,36 @@ impl SessionState {
                 self.snap.tasks.key(t)
             ));
         }
-        self.task_node_status[t.idx()] = Some(status);
-        self.node_tasks[n.idx()].push(t);
-        self.node_changes.push(n);
+        self.tasks.node_status.set(t, Some(status));
+        self.nodes.tasks.get_mut(n).push(t);
+        self.nodes.changes.push(n);
         Ok(())
     }
 
     /// `NodeInfo.RemoveTask`: reverses the accounting of the status the task was added with.
-    pub fn node_remove(&mut self, n: NodeId, t: TaskId) {
-        let Some(status) = self.task_node_status[t.idx()].take() else {
+    pub(super) fn node_remove(&mut self, n: NodeId, t: TaskId) {
+        let Some(status) = self.tasks.node_status.get_mut(t).take() else {
             return;
         };
         let (mut account, tasks) = self.node_account(n);
         account.remove(status, &tasks.resreq[t.idx()]);
-        let on_node = &mut self.node_tasks[n.idx()];
+        let on_node = self.nodes.tasks.get_mut(n);
         if let Some(pos) = on_node.iter().position(|&x| x == t) {
             on_node.remove(pos);
         }
-        self.node_changes.push(n);
+        self.nodes.changes.push(n);
     }
 
     /// Leaves the node accounting columns, as they are now, to the next session's open; the
     /// session has closed.
     pub(super) fn leave_node_columns(&mut self) {
-        let columns = NodeColumns {
-            idle: std::mem::take(&mut self.node_idle),
-            used: std::mem::take(&mut self.node_used),
-            releasing: std::mem::take(&mut self.node_releasing),
-            pipelined: std::mem::take(&mut self.node_pipelined),
-        };
-        columns.leave(self.snap.serial, &self.options.carryover);
+        self.nodes
+            .take_accounting()
+            .leave(self.snap.serial, &self.options.carryover);
     }
 
     /// `NodeInfo.UpdateTask`: remove, then add with the current status.
-    pub fn node_update(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
+    pub(super) fn node_update(&mut self, n: NodeId, t: TaskId) -> Result<(), String> {
         self.node_remove(n, t);
         self.node_add(n, t)
     }
@@ -400,12 +341,11 @@ impl SessionState {
     /// `FutureIdle() = Idle + Releasing − Pipelined`; the idle column itself on a node that
     /// releases and pipelines nothing (most nodes: node searches ask this of every node ranked).
     pub fn future_idle(&self, n: NodeId) -> Cow<'_, Resource> {
-        let i = n.idx();
-        let (releasing, pipelined) = (&self.node_releasing[i], &self.node_pipelined[i]);
+        let (releasing, pipelined) = (&self.nodes.releasing[n], &self.nodes.pipelined[n]);
         if releasing.adds_nothing() && pipelined.adds_nothing() {
-            return Cow::Borrowed(&self.node_idle[i]);
+            return Cow::Borrowed(&self.nodes.idle[n]);
         }
-        let mut r = self.node_idle[i].plus(releasing);
+        let mut r = self.nodes.idle[n].plus(releasing);
         r.sub(pipelined);
         Cow::Owned(r)
     }
@@ -413,7 +353,7 @@ impl SessionState {
     // ---- jobs -------------------------------------------------------------------------------
 
     fn count(&self, j: JobId, s: TaskStatus) -> u32 {
-        self.job_counts[j.idx()][s.index()]
+        self.jobs.counts[j][s.index()]
     }
 
     /// Number of tasks of the job in `status`.
@@ -437,7 +377,7 @@ impl SessionState {
 
     /// Pending best-effort tasks.
     pub fn pending_best_effort_task_num(&self, j: JobId) -> i32 {
-        self.job_best_effort_pending[j.idx()] as i32
+        self.jobs.best_effort_pending[j] as i32
     }
 
     /// Tasks in allocated statuses, Succeeded, Pipelined or Pending.
@@ -476,17 +416,17 @@ impl SessionState {
 
     /// Job `j`'s PodGroup phase as this session leaves it.
     pub fn job_phase(&self, j: JobId) -> &str {
-        self.job_phase[j.idx()].unwrap_or_else(|| self.snap.jobs.pod_group_phase(j))
+        self.jobs.phase[j].unwrap_or_else(|| self.snap.jobs.pod_group_phase(j))
     }
 
     /// Sets job `j`'s PodGroup phase for the rest of the session.
     pub fn set_job_phase(&mut self, j: JobId, phase: &'static str) {
-        self.job_phase[j.idx()] = Some(phase);
+        self.jobs.phase.set(j, Some(phase));
     }
 
     /// Job `j`'s PodGroup conditions as this session leaves them.
     pub fn job_conditions(&self, j: JobId) -> &[PodGroupCondition] {
-        match &self.job_conditions[j.idx()] {
+        match &self.jobs.conditions[j] {
             Some(set) => set.list(),
             None => &self.snap.jobs.podgroup[j.idx()].status.conditions,
         }
@@ -496,7 +436,7 @@ impl SessionState {
     /// type, or appended (`set_job_conditions` keeps them).
     pub fn job_conditions_with(&self, j: JobId, c: PodGroupCondition) -> JobConditions {
         let pod_group = &self.snap.jobs.podgroup[j.idx()].status.conditions;
-        match &self.job_conditions[j.idx()] {
+        match &self.jobs.conditions[j] {
             None => JobConditions::with(j, pod_group, c),
             // Still the PodGroup's: what changes from them changes from the PodGroup's.
             Some(set) if set.unchanged() => JobConditions::with(j, set.list(), c),
@@ -507,14 +447,15 @@ impl SessionState {
     /// Sets a job's PodGroup conditions for the rest of the session.
     pub fn set_job_conditions(&mut self, conditions: JobConditions) {
         let j = conditions.job();
-        self.job_conditions[j.idx()] = Some(conditions);
+        self.jobs.conditions.set(j, Some(conditions));
     }
 
     /// Every job's conditions, moved out for the job status updater at close.
     pub(super) fn take_job_conditions(&mut self) -> Vec<JobConditions> {
-        let set = std::mem::take(&mut self.job_conditions);
+        let set = std::mem::replace(&mut self.jobs.conditions, Column::from(Vec::new()));
         let podgroups = &self.snap.jobs.podgroup;
-        set.into_par_iter()
+        set.into_vec()
+            .into_par_iter()
             .zip(podgroups.par_iter())
             .enumerate()
             .map(|(j, (set, pg))| {
@@ -554,7 +495,7 @@ impl SessionState {
     /// `CheckTaskValid`.
     pub fn check_task_valid(&self, j: JobId) -> bool {
         self.check_roles(j, |t| {
-            let s = self.task_status[t.idx()];
+            let s = self.tasks.status[t];
             s.is_allocated()
                 || matches!(
                     s,
@@ -564,7 +505,7 @@ impl SessionState {
     }
 
     fn occupied_for_ready(&self, t: TaskId, with_pipelined: bool) -> bool {
-        let s = self.task_status[t.idx()];
+        let s = self.tasks.status[t];
         s.is_allocated()
             || s == TaskStatus::Succeeded
             || (with_pipelined && s == TaskStatus::Pipelined)
@@ -584,7 +525,7 @@ impl SessionState {
     // ---- sub-jobs ---------------------------------------------------------------------------
 
     fn sub_count(&self, s: SubJobId, st: TaskStatus) -> u32 {
-        self.sub_job_counts[s.idx()][st.index()]
+        self.sub_jobs.counts[s][st.index()]
     }
 
     /// Ready tasks of a sub-job.
@@ -597,7 +538,7 @@ impl SessionState {
     }
 
     fn sub_job_pending_best_effort(&self, s: SubJobId) -> i32 {
-        self.sub_job_best_effort_pending[s.idx()] as i32
+        self.sub_jobs.best_effort_pending[s] as i32
     }
 
     /// Sub-job `IsReady`.
@@ -669,18 +610,18 @@ impl SessionState {
 
     /// `ContainsHardTopology`: the job or one of its sub-jobs is hard.
     pub fn job_contains_hard_topology(&self, j: JobId) -> bool {
-        Self::hard_tier(&self.job_topology[j.idx()]).is_some()
+        Self::hard_tier(&self.jobs.topology[j]).is_some()
             || self.snap.jobs.sub_jobs[j.idx()]
                 .iter()
-                .any(|s| Self::hard_tier(&self.sub_job_topology[s.idx()]).is_some())
+                .any(|s| Self::hard_tier(&self.sub_jobs.topology[s]).is_some())
     }
 
     /// `ContainsNetworkTopology`: the job or one of its sub-jobs has a topology.
     pub fn job_contains_network_topology(&self, j: JobId) -> bool {
-        self.job_topology[j.idx()].is_some()
+        self.jobs.topology[j].is_some()
             || self.snap.jobs.sub_jobs[j.idx()]
                 .iter()
-                .any(|s| self.sub_job_topology[s.idx()].is_some())
+                .any(|s| self.sub_jobs.topology[s].is_some())
     }
 
     // ---- events -----------------------------------------------------------------------------
@@ -770,9 +711,9 @@ mod tests {
         assert!(matches!(st.future_idle(n), Cow::Borrowed(_)));
         assert_eq!(st.future_idle(n).milli_cpu, 4000.0);
         let gpu = Dim::of("nvidia.com/gpu");
-        st.node_releasing[0].set(ResourceName::Cpu, 1000.0);
-        st.node_releasing[0].set_scalar(gpu, 0.0);
-        st.node_pipelined[0].set(ResourceName::Cpu, 500.0);
+        st.nodes.releasing.get_mut(n).set(ResourceName::Cpu, 1000.0);
+        st.nodes.releasing.get_mut(n).set_scalar(gpu, 0.0);
+        st.nodes.pipelined.get_mut(n).set(ResourceName::Cpu, 500.0);
         let future = st.future_idle(n);
         assert!(matches!(future, Cow::Owned(_)));
         assert_eq!(future.milli_cpu, 4500.0);

@@ -80,10 +80,10 @@ impl Statement {
             ));
         }
         ssn.state.set_task_status(task, TaskStatus::Allocated);
-        ssn.state.task_node[task.idx()] = Some(node);
+        ssn.state.tasks.node.set(task, Some(node));
         if let Err(e) = ssn.state.node_add(node, task) {
             ssn.state.set_task_status(task, TaskStatus::Pending);
-            ssn.state.task_node[task.idx()] = None;
+            ssn.state.tasks.node.set(task, None);
             return Err(e);
         }
         if let Err(e) = ssn.fire_allocate(task) {
@@ -104,11 +104,14 @@ impl Statement {
         eviction_occurred: bool,
     ) -> Result<(), String> {
         ssn.state.set_task_status(task, TaskStatus::Pipelined);
-        ssn.state.task_node[task.idx()] = Some(node);
-        ssn.state.task_eviction_occurred[task.idx()] = eviction_occurred;
+        ssn.state.tasks.node.set(task, Some(node));
+        ssn.state
+            .tasks
+            .eviction_occurred
+            .set(task, eviction_occurred);
         if let Err(e) = ssn.state.node_add(node, task) {
             ssn.state.set_task_status(task, TaskStatus::Pending);
-            ssn.state.task_node[task.idx()] = None;
+            ssn.state.tasks.node.set(task, None);
             return Err(e);
         }
         if let Err(e) = ssn.fire_allocate(task) {
@@ -126,7 +129,7 @@ impl Statement {
 
     /// Evict `task`: status Releasing (its node now counts it as releasing), deallocate handlers.
     pub fn evict(&mut self, ssn: &mut Session, task: TaskId, reason: &str) -> Result<(), String> {
-        let node = ssn.state.task_node[task.idx()]
+        let node = ssn.state.tasks.node[task]
             .ok_or_else(|| format!("task {} is on no node", ssn.state.snap.tasks.key(task)))?;
         ssn.state.set_task_status(task, TaskStatus::Releasing);
         ssn.state.node_update(node, task)?;
@@ -161,11 +164,14 @@ impl Statement {
         while let Some(op) = self.ops.pop() {
             self.reasons.pop();
             let t = op.task();
-            ssn.state.task_last_tx[t.idx()] = Some(LastTransaction {
-                status: ssn.state.task_status[t.idx()],
-                node: ssn.state.task_node[t.idx()],
-                eviction_occurred: ssn.state.task_eviction_occurred[t.idx()],
-            });
+            ssn.state.tasks.last_tx.set(
+                t,
+                Some(LastTransaction {
+                    status: ssn.state.tasks.status[t],
+                    node: ssn.state.tasks.node[t],
+                    eviction_occurred: ssn.state.tasks.eviction_occurred[t],
+                }),
+            );
             match op {
                 Op::Allocate { .. } | Op::Pipeline { .. } => unplace(ssn, t),
                 Op::Evict { .. } => unevict(ssn, t),
@@ -180,7 +186,7 @@ impl Statement {
         let reasons = std::mem::take(&mut self.reasons);
         for (op, reason) in ops.into_iter().zip(reasons) {
             let t = op.task();
-            ssn.state.task_last_tx[t.idx()] = None;
+            ssn.state.tasks.last_tx.set(t, None);
             match op {
                 Op::Evict { task } => ssn.evictions.push((task, reason)),
                 Op::Pipeline { .. } => {}
@@ -225,17 +231,17 @@ pub(crate) fn dispatch(ssn: &mut Session, task: TaskId, node: NodeId) {
 /// Un-allocate or un-pipeline: back to Pending, off the node, deallocate handlers.
 fn unplace(ssn: &mut Session, t: TaskId) {
     ssn.state.set_task_status(t, TaskStatus::Pending);
-    if let Some(n) = ssn.state.task_node[t.idx()] {
+    if let Some(n) = ssn.state.tasks.node[t] {
         ssn.state.node_remove(n, t);
     }
     ssn.fire_deallocate(t);
-    ssn.state.task_node[t.idx()] = None;
-    ssn.state.task_allocated_hyper_node[t.idx()] = None;
+    ssn.state.tasks.node.set(t, None);
+    ssn.state.tasks.allocated_hyper_node.set(t, None);
 }
 
 fn unevict(ssn: &mut Session, t: TaskId) {
     ssn.state.set_task_status(t, TaskStatus::Running);
-    if let Some(n) = ssn.state.task_node[t.idx()] {
+    if let Some(n) = ssn.state.tasks.node[t] {
         let _ = ssn.state.node_update(n, t);
     }
     let _ = ssn.fire_allocate(t);
@@ -251,8 +257,8 @@ pub fn allocate_and_dispatch(ssn: &mut Session, task: TaskId, node: NodeId) -> R
     if ssn.job_ready(job) {
         let snap = ssn.state.snap.clone();
         for &t in &snap.jobs.tasks[job.idx()] {
-            if ssn.state.task_status[t.idx()] == TaskStatus::Allocated
-                && let Some(n) = ssn.state.task_node[t.idx()]
+            if ssn.state.tasks.status[t] == TaskStatus::Allocated
+                && let Some(n) = ssn.state.tasks.node[t]
             {
                 dispatch(ssn, t, n);
             }

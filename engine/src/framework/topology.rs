@@ -25,7 +25,7 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
         if !st.job_contains_network_topology(j) {
             continue;
         }
-        let mut jt = st.job_topology[j.idx()].take();
+        let mut jt = st.jobs.topology.get_mut(j).take();
         resolve_tier_name(st, &mut jt);
         if let Some(nt) = jt.as_mut()
             && nt.mode == TopologyMode::Soft
@@ -40,9 +40,9 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
             .as_ref()
             .and_then(|nt| nt.highest_tier_allowed)
             .unwrap_or(top_tier);
-        st.job_topology[j.idx()] = jt;
+        st.jobs.topology.set(j, jt);
         for &s in &snap.jobs.sub_jobs[j.idx()] {
-            let mut t = st.sub_job_topology[s.idx()].take();
+            let mut t = st.sub_jobs.topology.get_mut(s).take();
             resolve_tier_name(st, &mut t);
             if let Some(nt) = t.as_mut()
                 && nt.mode == TopologyMode::Soft
@@ -53,7 +53,7 @@ pub fn open_hyper_nodes(st: &mut SessionState) {
                     highest_tier_name: String::new(),
                 };
             }
-            st.sub_job_topology[s.idx()] = t;
+            st.sub_jobs.topology.set(s, t);
         }
         recover_allocated(st, j);
     }
@@ -64,10 +64,10 @@ fn recover_sub_job(st: &SessionState, s: SubJobId) -> Option<HyperNodeId> {
     let h = &st.snap.hyper_nodes;
     let mut cand: Option<Vec<HyperNodeId>> = None;
     for &t in &st.snap.sub_jobs.tasks[s.idx()] {
-        if !st.task_status[t.idx()].is_allocated() {
+        if !st.tasks.status[t].is_allocated() {
             continue;
         }
-        let Some(n) = st.task_node[t.idx()] else {
+        let Some(n) = st.tasks.node[t] else {
             continue;
         };
         let search: Vec<HyperNodeId> = match &cand {
@@ -91,24 +91,22 @@ fn recover_allocated(st: &mut SessionState, j: JobId) {
     let snap = st.snap.clone();
     let mut updated = false;
     for &s in &snap.jobs.sub_jobs[j.idx()] {
-        if st.sub_job_topology[s.idx()].is_none()
-            || st.sub_job_allocated_hyper_node[s.idx()].is_some()
-        {
+        if st.sub_jobs.topology[s].is_none() || st.sub_jobs.allocated_hyper_node[s].is_some() {
             continue;
         }
         let best = recover_sub_job(st, s);
-        if best != st.sub_job_allocated_hyper_node[s.idx()] {
-            st.sub_job_allocated_hyper_node[s.idx()] = best;
+        if best != st.sub_jobs.allocated_hyper_node[s] {
+            st.sub_jobs.allocated_hyper_node.set(s, best);
             updated = true;
         }
     }
-    if st.job_allocated_hyper_node[j.idx()].is_none() || updated {
+    if st.jobs.allocated_hyper_node[j].is_none() || updated {
         let mut lca = None;
         for &s in &snap.jobs.sub_jobs[j.idx()] {
-            if let Some(h) = st.sub_job_allocated_hyper_node[s.idx()] {
+            if let Some(h) = st.sub_jobs.allocated_hyper_node[s] {
                 lca = snap.hyper_nodes.lca(lca, Some(h));
             }
         }
-        st.job_allocated_hyper_node[j.idx()] = lca;
+        st.jobs.allocated_hyper_node.set(j, lca);
     }
 }

@@ -1,5 +1,13 @@
 //! Dense row ids of the snapshot tables.
 
+/// A row id: the index of a row in the table of its type.
+pub trait RowId: Copy {
+    /// The row index.
+    fn idx(self) -> usize;
+    /// The id of row `index`.
+    fn at(index: usize) -> Self;
+}
+
 macro_rules! dense_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -10,6 +18,15 @@ macro_rules! dense_id {
             /// The row index.
             pub fn idx(self) -> usize {
                 self.0 as usize
+            }
+        }
+
+        impl RowId for $name {
+            fn idx(self) -> usize {
+                self.0 as usize
+            }
+            fn at(index: usize) -> Self {
+                $name(index as u32)
             }
         }
     };

@@ -56,7 +56,7 @@ impl Binpack {
     fn score(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> f64 {
         let request = ssn.resreq(task);
         let allocatable = &ssn.snap.nodes.allocatable[node.idx()];
-        let used = &ssn.node_used[node.idx()];
+        let used = &ssn.nodes.used[node];
         let mut score = 0.0;
         let mut weights = 0;
         for name in request.resource_names() {

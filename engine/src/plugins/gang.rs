@@ -178,10 +178,10 @@ fn job_condition(ssn: &SessionState, j: JobId) -> Option<(PodGroupCondition, Opt
     }
     let min = snap.jobs.min_available[j.idx()];
     Some(if !ssn.job_is_ready(j) {
-        let status = |t: &TaskId| ssn.task_status[t.idx()];
+        let status = |t: &TaskId| ssn.tasks.status[t];
         let releasing_on_node = tasks
             .iter()
-            .filter(|t| status(t) == TaskStatus::Releasing && ssn.task_node[t.idx()].is_some())
+            .filter(|&t| status(t) == TaskStatus::Releasing && ssn.tasks.node[t].is_some())
             .count() as i32;
         let has_pending_or_pipelined = tasks
             .iter()
@@ -195,9 +195,9 @@ fn job_condition(ssn: &SessionState, j: JobId) -> Option<(PodGroupCondition, Opt
         }
         let placed_before = tasks
             .iter()
-            .filter(|t| {
+            .filter(|&t| {
                 status(t) == TaskStatus::Pending
-                    && ssn.task_last_tx[t.idx()]
+                    && ssn.tasks.last_tx[t]
                         .map(|x| x.status)
                         .unwrap_or(status(t))
                         .is_allocated()

@@ -17,7 +17,7 @@ pub(crate) fn min_resources(ssn: &SessionState, j: JobId) -> Option<&Resource> {
 fn allocated_task_count(ssn: &SessionState, j: JobId) -> usize {
     ssn.snap.jobs.tasks[j.idx()]
         .iter()
-        .filter(|t| ssn.task_status[t.idx()].is_allocated())
+        .filter(|&t| ssn.tasks.status[t].is_allocated())
         .count()
 }
 
@@ -30,7 +30,7 @@ fn unallocated_minimum(ssn: &SessionState, j: JobId) -> Resource {
         return out;
     };
     let min = Resource::from_list(list);
-    let allocated = &ssn.job_allocated[j.idx()];
+    let allocated = &ssn.jobs.allocated[j];
     for name in list.keys() {
         match name.as_str() {
             "cpu" | "memory" | "pods" => {
@@ -94,7 +94,7 @@ pub(crate) fn deduct_sch_gated(ssn: &SessionState, j: JobId, r: &Resource) -> Re
 pub(crate) fn elastic(ssn: &SessionState, j: JobId) -> Resource {
     let empty = Resource::empty();
     let min = min_resources(ssn, j).unwrap_or(&empty);
-    ssn.job_allocated[j.idx()].diff(min, DimDefault::Zero).0
+    ssn.jobs.allocated[j].diff(min, DimDefault::Zero).0
 }
 
 /// What an admitted job still reserves at session open: `DeductSchGated(GetInqueueResource)`

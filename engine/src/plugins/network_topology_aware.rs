@@ -179,7 +179,7 @@ impl NetworkTopologyAware {
         let set = &ssn.snap.hyper_nodes.real_nodes[hn.idx()];
         tasks
             .iter()
-            .filter(|t| ssn.task_node[t.idx()].is_some_and(|n| set.contains(n.idx())))
+            .filter(|&t| ssn.tasks.node[t].is_some_and(|n| set.contains(n.idx())))
             .count()
     }
 
@@ -232,8 +232,8 @@ impl Plugin for NetworkTopologyAware {
                 .collect()
         };
         self.allocatable = sum(&|n| ssn.snap.nodes.allocatable[n.idx()].clone());
-        self.used = sum(&|n| ssn.node_used[n.idx()].clone());
-        self.idle = sum(&|n| ssn.node_idle[n.idx()].clone());
+        self.used = sum(&|n| ssn.nodes.used[n].clone());
+        self.idle = sum(&|n| ssn.nodes.idle[n].clone());
         self.future_idle = sum(&|n| ssn.future_idle(n).into_owned());
         self.min_tier = h.tiers.first().copied().unwrap_or(1);
         self.max_tier = h.tiers.last().copied().unwrap_or(1);
@@ -246,13 +246,13 @@ impl Plugin for NetworkTopologyAware {
         hn: HyperNodeId,
         purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
-        let Some(tier) = Self::hard(&ssn.job_topology[job.idx()]) else {
+        let Some(tier) = Self::hard(&ssn.jobs.topology[job]) else {
             return Some(vec![vec![hn]]);
         };
         let min = ssn.snap.jobs.min_resources[job.idx()]
             .clone()
             .unwrap_or_default();
-        let allocated = ssn.job_allocated_hyper_node[job.idx()];
+        let allocated = ssn.jobs.allocated_hyper_node[job];
         Some(self.gradient(ssn, hn, tier, allocated, &min, purpose))
     }
 
@@ -263,24 +263,24 @@ impl Plugin for NetworkTopologyAware {
         hn: HyperNodeId,
         purpose: SearchPurpose,
     ) -> Option<Vec<Vec<HyperNodeId>>> {
-        let Some(tier) = Self::hard(&ssn.sub_job_topology[sub_job.idx()]) else {
+        let Some(tier) = Self::hard(&ssn.sub_jobs.topology[sub_job]) else {
             return Some(vec![vec![hn]]);
         };
         let mut min = Resource::empty();
         for &t in &ssn.snap.sub_jobs.tasks[sub_job.idx()] {
-            if ssn.task_status[t.idx()] == crate::model::TaskStatus::Pending {
+            if ssn.tasks.status[t] == crate::model::TaskStatus::Pending {
                 min.add(ssn.resreq(t));
             }
         }
-        let allocated = ssn.sub_job_allocated_hyper_node[sub_job.idx()];
+        let allocated = ssn.sub_jobs.allocated_hyper_node[sub_job];
         Some(self.gradient(ssn, hn, tier, allocated, &min, purpose))
     }
 
     /// Node scores depend on hyper-node totals (which every placement in the hyper-node moves)
     /// or on the job's allocated hyper-node: node-local only when it scores nothing.
     fn node_local(&self, ssn: &SessionState, task: TaskId) -> bool {
-        let topology = ssn.snap.tasks.sub_job[task.idx()]
-            .is_some_and(|s| ssn.sub_job_topology[s.idx()].is_some());
+        let topology =
+            ssn.snap.tasks.sub_job[task.idx()].is_some_and(|s| ssn.sub_jobs.topology[s].is_some());
         !topology && !self.normal_pod_enable
     }
 
@@ -323,8 +323,8 @@ impl Plugin for NetworkTopologyAware {
         let h = &ssn.snap.hyper_nodes;
         let sj = ssn.snap.tasks.sub_job[task.idx()];
         let mut scores = vec![0.0; nodes.len()];
-        if let Some(sj) = sj.filter(|s| ssn.sub_job_topology[s.idx()].is_some()) {
-            let Some(a) = ssn.task_allocated_hyper_node[task.idx()] else {
+        if let Some(sj) = sj.filter(|s| ssn.sub_jobs.topology[s].is_some()) {
+            let Some(a) = ssn.tasks.allocated_hyper_node[task] else {
                 return Some(Ok(scores));
             };
             for (s, &n) in scores.iter_mut().zip(nodes) {
@@ -382,7 +382,7 @@ impl Plugin for NetworkTopologyAware {
     }
 
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        if let Some(n) = ssn.task_node[task.idx()] {
+        if let Some(n) = ssn.tasks.node[task] {
             let r = ssn.resreq(task).clone();
             self.for_hyper_nodes_of(ssn, n, |u| {
                 u.add(&r);
@@ -392,7 +392,7 @@ impl Plugin for NetworkTopologyAware {
     }
 
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
-        if let Some(n) = ssn.task_node[task.idx()] {
+        if let Some(n) = ssn.tasks.node[task] {
             let r = ssn.resreq(task).clone();
             self.for_hyper_nodes_of(ssn, n, |u| {
                 u.sub(&r);

@@ -218,7 +218,7 @@ impl NodeGroup {
     /// Adds (`sign` 1) or takes away (-1) the task's request on its node's group, for its
     /// queue.
     fn book(&mut self, ssn: &SessionState, task: TaskId, sign: f64) {
-        let Some(node) = ssn.task_node[task.idx()] else {
+        let Some(node) = ssn.tasks.node[task] else {
             return;
         };
         let (Some(group), Some(q)) = (Self::group(ssn, node), ssn.queue_of_task(task)) else {
@@ -290,7 +290,7 @@ impl Plugin for NodeGroup {
         }
         let placed: Vec<TaskId> = (0..ssn.snap.tasks.len() as u32)
             .map(TaskId)
-            .filter(|t| ssn.job_of(*t).is_some() && ssn.task_status[t.idx()].is_allocated())
+            .filter(|t| ssn.job_of(*t).is_some() && ssn.tasks.status[t].is_allocated())
             .collect();
         for t in placed {
             self.book(ssn, t, 1.0);

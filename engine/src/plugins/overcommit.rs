@@ -53,7 +53,7 @@ impl Plugin for Overcommit {
     fn on_session_open(&mut self, ssn: &SessionState) {
         let mut idle = ssn.snap.total.clone();
         idle.multi(self.factor);
-        for used in &ssn.node_used {
+        for used in &ssn.nodes.used {
             idle.sub(used);
         }
         self.idle = idle;

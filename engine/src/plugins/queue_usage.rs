@@ -46,10 +46,10 @@ impl QueueUsage {
 
     /// What job `j` contributes at session open.
     pub fn of_job(ssn: &SessionState, j: JobId) -> QueueUsage {
-        let allocated = ssn.job_allocated[j.idx()].clone();
+        let allocated = ssn.jobs.allocated[j].clone();
         let mut request = allocated.clone();
         for &t in &ssn.snap.jobs.tasks[j.idx()] {
-            if ssn.task_status[t.idx()] == TaskStatus::Pending {
+            if ssn.tasks.status[t] == TaskStatus::Pending {
                 request.add(ssn.resreq(t));
             }
         }

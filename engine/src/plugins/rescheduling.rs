@@ -227,7 +227,7 @@ impl Rescheduling {
         });
         let mut victims = Vec::new();
         for mut u in high {
-            let mut pods: Vec<TaskId> = ssn.node_tasks[u.node.idx()].to_vec();
+            let mut pods: Vec<TaskId> = ssn.nodes.tasks[u.node].to_vec();
             if pods.is_empty() {
                 continue;
             }

@@ -183,7 +183,7 @@ impl Tdm {
     }
 
     fn evictable(ssn: &SessionState, t: TaskId) -> bool {
-        ssn.snap.tasks.preemptable[t.idx()] && ssn.task_status[t.idx()] == TaskStatus::Running
+        ssn.snap.tasks.preemptable[t.idx()] && ssn.tasks.status[t] == TaskStatus::Running
     }
 }
 
@@ -238,7 +238,7 @@ impl Plugin for Tdm {
             .copied()
             .filter(|&t| {
                 Self::evictable(ssn, t)
-                    && ssn.task_node[t.idx()].is_some_and(|n| Self::node_zone(ssn, n).is_none())
+                    && ssn.tasks.node[t].is_some_and(|n| Self::node_zone(ssn, n).is_none())
             })
             .collect();
         Some(Self::within_budgets(ssn, &on_ordinary_nodes))
@@ -262,7 +262,7 @@ impl Plugin for Tdm {
                 .nodes
                 .ids()
                 .filter(|&n| Self::node_zone(ssn, n) == Some(zone.as_str()))
-                .flat_map(|n| ssn.node_tasks[n.idx()].iter().copied())
+                .flat_map(|n| ssn.nodes.tasks[n].iter().copied())
                 .filter(|&t| Self::evictable(ssn, t))
                 .collect();
             victims.extend(Self::within_budgets(ssn, &on_zone));

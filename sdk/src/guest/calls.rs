@@ -60,7 +60,9 @@ pub(super) const VTABLE: PluginVTable = PluginVTable {
 // ---- plumbing -------------------------------------------------------------------------------
 
 fn put(msg: &TextOut, code: u32, text: &str) {
-    (msg.put)(msg.ctx, code, Str::new(text));
+    // SAFETY: `msg` is the `TextOut` the host lent for the call running now, and `text` lives
+    // through the call.
+    unsafe { (msg.put)(msg.ctx, code, Str::new(text)) };
 }
 
 /// Runs `f`, turning a panic into `PANICKED` with the panic message.
@@ -79,30 +81,46 @@ fn guard(msg: &TextOut, f: impl FnOnce() -> Status) -> Status {
     }
 }
 
-fn plugin<'a>(i: Instance) -> &'a dyn Plugin {
-    // SAFETY: the host passes an instance `build` created and `drop` has not freed yet.
+/// The plugin behind instance `i`.
+///
+/// # Safety
+/// `i` is an instance `build` created and `drop` has not freed yet.
+unsafe fn plugin<'a>(i: Instance) -> &'a dyn Plugin {
+    // SAFETY: the caller's contract: `i` points at the live `Box<dyn Plugin>` `build` made.
     unsafe { &**(i as *const Box<dyn Plugin>) }
 }
 
-fn plugin_mut<'a>(i: Instance) -> &'a mut dyn Plugin {
-    // SAFETY: as for `plugin`; the host calls the `&mut` points only while it holds the
-    // instance exclusively.
+/// The plugin behind instance `i`, for a `&mut` point.
+///
+/// # Safety
+/// As for `plugin`, and no other call holds the instance meanwhile (the host calls the `&mut`
+/// points only while it holds the instance exclusively).
+unsafe fn plugin_mut<'a>(i: Instance) -> &'a mut dyn Plugin {
+    // SAFETY: the caller's contract: a live instance, held exclusively.
     unsafe { &mut **(i as *mut Box<dyn Plugin>) }
 }
 
-fn ids<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
+/// The `len` ids at `ptr`.
+///
+/// # Safety
+/// `ptr` points at `len` ids that stay alive and unchanged for `'a` (when `len` is not 0).
+unsafe fn ids<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
     if len == 0 {
         return &[];
     }
-    // SAFETY: the host passes a live slice of `len` ids for the duration of the call.
+    // SAFETY: the caller's contract: `len` live ids at `ptr`.
     unsafe { std::slice::from_raw_parts(ptr, len) }
 }
 
-fn out_slice<'a>(ptr: *mut f64, len: usize) -> &'a mut [f64] {
+/// The `len` score slots at `ptr`, for writing.
+///
+/// # Safety
+/// `ptr` points at `len` writable scores nothing else touches for `'a` (when `len` is not 0).
+unsafe fn out_slice<'a>(ptr: *mut f64, len: usize) -> &'a mut [f64] {
     if len == 0 {
         return &mut [];
     }
-    // SAFETY: the host passes a buffer of `len` scores it does not touch during the call.
+    // SAFETY: the caller's contract: `len` writable scores at `ptr`, used by no one else.
     unsafe { std::slice::from_raw_parts_mut(ptr, len) }
 }
 
@@ -154,7 +172,9 @@ fn task_list(answer: Option<Vec<TaskId>>, out: &IdsOut) -> Status {
     match answer {
         Some(tasks) => {
             let raw: Vec<u32> = tasks.iter().map(|t| t.0).collect();
-            (out.put)(out.ctx, raw.as_ptr(), raw.len());
+            // SAFETY: `out` is the `IdsOut` the host lent for the call running now, and `raw`
+            // holds `raw.len()` ids through the call.
+            unsafe { (out.put)(out.ctx, raw.as_ptr(), raw.len()) };
             OK
         }
         None => NOT_REGISTERED,
@@ -166,7 +186,8 @@ fn groups(answer: Option<Vec<Vec<HyperNodeId>>>, out: &IdsOut) -> Status {
         Some(groups) => {
             for g in groups {
                 let raw: Vec<u32> = g.iter().map(|h| h.0).collect();
-                (out.put)(out.ctx, raw.as_ptr(), raw.len());
+                // SAFETY: as for the victims: the lent `IdsOut`, `raw` alive through the call.
+                unsafe { (out.put)(out.ctx, raw.as_ptr(), raw.len()) };
             }
             OK
         }
@@ -176,7 +197,7 @@ fn groups(answer: Option<Vec<Vec<HyperNodeId>>>, out: &IdsOut) -> Status {
 
 // ---- building -------------------------------------------------------------------------------
 
-extern "C" fn build(
+unsafe extern "C" fn build(
     library: *const abi::Library,
     index: u32,
     arguments_json: Str,
@@ -217,7 +238,7 @@ extern "C" fn build(
     })
 }
 
-extern "C" fn drop_instance(i: Instance) {
+unsafe extern "C" fn drop_instance(i: Instance) {
     // A panicking `Drop` must not unwind into the host; there is nobody left to tell.
     let _ = catch_unwind(|| {
         // SAFETY: `i` came from `Box::into_raw` in `build` and the host drops it once.
@@ -227,21 +248,23 @@ extern "C" fn drop_instance(i: Instance) {
 
 // ---- points ---------------------------------------------------------------------------------
 
-extern "C" fn on_session_open(i: Instance, s: &abi::Session, msg: &TextOut) -> Status {
+unsafe extern "C" fn on_session_open(i: Instance, s: &abi::Session, msg: &TextOut) -> Status {
     guard(msg, || {
-        plugin_mut(i).on_session_open(&SessionView::host(s));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin_mut(i) }.on_session_open(&SessionView::host(s));
         OK
     })
 }
 
-extern "C" fn on_session_close(i: Instance, s: &abi::Session, msg: &TextOut) -> Status {
+unsafe extern "C" fn on_session_close(i: Instance, s: &abi::Session, msg: &TextOut) -> Status {
     guard(msg, || {
-        plugin_mut(i).on_session_close(&SessionView::host(s));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin_mut(i) }.on_session_close(&SessionView::host(s));
         OK
     })
 }
 
-extern "C" fn job_order(
+unsafe extern "C" fn job_order(
     i: Instance,
     s: &abi::Session,
     l: u32,
@@ -250,12 +273,13 @@ extern "C" fn job_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = tri(plugin(i).job_order(&SessionView::host(s), JobId(l), JobId(r)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = tri(unsafe { plugin(i) }.job_order(&SessionView::host(s), JobId(l), JobId(r)));
         OK
     })
 }
 
-extern "C" fn sub_job_order(
+unsafe extern "C" fn sub_job_order(
     i: Instance,
     s: &abi::Session,
     l: u32,
@@ -264,12 +288,17 @@ extern "C" fn sub_job_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = tri(plugin(i).sub_job_order(&SessionView::host(s), SubJobId(l), SubJobId(r)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = tri(unsafe { plugin(i) }.sub_job_order(
+            &SessionView::host(s),
+            SubJobId(l),
+            SubJobId(r),
+        ));
         OK
     })
 }
 
-extern "C" fn task_order(
+unsafe extern "C" fn task_order(
     i: Instance,
     s: &abi::Session,
     l: u32,
@@ -278,12 +307,13 @@ extern "C" fn task_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = tri(plugin(i).task_order(&SessionView::host(s), TaskId(l), TaskId(r)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = tri(unsafe { plugin(i) }.task_order(&SessionView::host(s), TaskId(l), TaskId(r)));
         OK
     })
 }
 
-extern "C" fn queue_order(
+unsafe extern "C" fn queue_order(
     i: Instance,
     s: &abi::Session,
     l: u32,
@@ -292,12 +322,13 @@ extern "C" fn queue_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = tri(plugin(i).queue_order(&SessionView::host(s), QueueId(l), QueueId(r)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = tri(unsafe { plugin(i) }.queue_order(&SessionView::host(s), QueueId(l), QueueId(r)));
         OK
     })
 }
 
-extern "C" fn victim_queue_order(
+unsafe extern "C" fn victim_queue_order(
     i: Instance,
     s: &abi::Session,
     l: u32,
@@ -308,21 +339,33 @@ extern "C" fn victim_queue_order(
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        *out = tri(plugin(i).victim_queue_order(&v, QueueId(l), QueueId(r), QueueId(preemptor)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = tri(unsafe { plugin(i) }.victim_queue_order(
+            &v,
+            QueueId(l),
+            QueueId(r),
+            QueueId(preemptor),
+        ));
         OK
     })
 }
 
-extern "C" fn pre_predicate(i: Instance, s: &abi::Session, task: u32, msg: &TextOut) -> Status {
+unsafe extern "C" fn pre_predicate(
+    i: Instance,
+    s: &abi::Session,
+    task: u32,
+    msg: &TextOut,
+) -> Status {
     guard(msg, || {
         fit(
-            plugin(i).pre_predicate(&SessionView::host(s), TaskId(task)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.pre_predicate(&SessionView::host(s), TaskId(task)),
             msg,
         )
     })
 }
 
-extern "C" fn predicate(
+unsafe extern "C" fn predicate(
     i: Instance,
     s: &abi::Session,
     task: u32,
@@ -331,13 +374,14 @@ extern "C" fn predicate(
 ) -> Status {
     guard(msg, || {
         fit(
-            plugin(i).predicate(&SessionView::host(s), TaskId(task), NodeId(node)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.predicate(&SessionView::host(s), TaskId(task), NodeId(node)),
             msg,
         )
     })
 }
 
-extern "C" fn node_order(
+unsafe extern "C" fn node_order(
     i: Instance,
     s: &abi::Session,
     task: u32,
@@ -346,7 +390,8 @@ extern "C" fn node_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        match plugin(i).node_order(&SessionView::host(s), TaskId(task), NodeId(node)) {
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        match unsafe { plugin(i) }.node_order(&SessionView::host(s), TaskId(task), NodeId(node)) {
             Some(Ok(score)) => {
                 *out = score;
                 OK
@@ -360,7 +405,7 @@ extern "C" fn node_order(
     })
 }
 
-extern "C" fn batch_node_order(
+unsafe extern "C" fn batch_node_order(
     i: Instance,
     s: &abi::Session,
     task: u32,
@@ -370,10 +415,16 @@ extern "C" fn batch_node_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let nodes: Vec<NodeId> = ids(nodes, len).iter().map(|&n| NodeId(n)).collect();
-        match plugin(i).batch_node_order(&SessionView::host(s), TaskId(task), &nodes) {
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let nodes: Vec<NodeId> = unsafe { ids(nodes, len) }
+            .iter()
+            .map(|&n| NodeId(n))
+            .collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        match unsafe { plugin(i) }.batch_node_order(&SessionView::host(s), TaskId(task), &nodes) {
             Some(Ok(scores)) => {
-                for (slot, score) in out_slice(out, len).iter_mut().zip(scores) {
+                // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+                for (slot, score) in unsafe { out_slice(out, len) }.iter_mut().zip(scores) {
                     *slot = score;
                 }
                 OK
@@ -391,7 +442,7 @@ extern "C" fn batch_node_order(
     clippy::too_many_arguments,
     reason = "an ABI call passes each argument of the point as its own C value"
 )]
-extern "C" fn best_node(
+unsafe extern "C" fn best_node(
     i: Instance,
     s: &abi::Session,
     task: u32,
@@ -409,12 +460,14 @@ extern "C" fn best_node(
             // SAFETY: as above, `scores` holds `len` live values for this call.
             unsafe { std::slice::from_raw_parts(scores, len) }
         };
-        let pairs: Vec<(NodeId, f64)> = ids(nodes, len)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let pairs: Vec<(NodeId, f64)> = unsafe { ids(nodes, len) }
             .iter()
             .zip(scores)
             .map(|(&n, &sc)| (NodeId(n), sc))
             .collect();
-        match plugin(i).best_node(&SessionView::host(s), TaskId(task), &pairs) {
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        match unsafe { plugin(i) }.best_node(&SessionView::host(s), TaskId(task), &pairs) {
             Some(n) => {
                 *out = n.0;
                 OK
@@ -424,9 +477,10 @@ extern "C" fn best_node(
     })
 }
 
-extern "C" fn job_valid(i: Instance, s: &abi::Session, job: u32, msg: &TextOut) -> Status {
+unsafe extern "C" fn job_valid(i: Instance, s: &abi::Session, job: u32, msg: &TextOut) -> Status {
     guard(msg, || {
-        match plugin(i).job_valid(&SessionView::host(s), JobId(job)) {
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        match unsafe { plugin(i) }.job_valid(&SessionView::host(s), JobId(job)) {
             Some(invalid) => {
                 put(msg, 0, &invalid.reason);
                 put(msg, 1, &invalid.message);
@@ -437,7 +491,7 @@ extern "C" fn job_valid(i: Instance, s: &abi::Session, job: u32, msg: &TextOut) 
     })
 }
 
-extern "C" fn job_ready(
+unsafe extern "C" fn job_ready(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -445,11 +499,15 @@ extern "C" fn job_ready(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        flag(plugin(i).job_ready(&SessionView::host(s), JobId(job)), out)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        flag(
+            unsafe { plugin(i) }.job_ready(&SessionView::host(s), JobId(job)),
+            out,
+        )
     })
 }
 
-extern "C" fn sub_job_ready(
+unsafe extern "C" fn sub_job_ready(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -460,13 +518,14 @@ extern "C" fn sub_job_ready(
     guard(msg, || {
         let v = SessionView::host(s);
         flag(
-            plugin(i).sub_job_ready(&v, JobId(job), SubJobId(sub_job)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.sub_job_ready(&v, JobId(job), SubJobId(sub_job)),
             out,
         )
     })
 }
 
-extern "C" fn job_pipelined(
+unsafe extern "C" fn job_pipelined(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -474,12 +533,13 @@ extern "C" fn job_pipelined(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = vote(plugin(i).job_pipelined(&SessionView::host(s), JobId(job)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = vote(unsafe { plugin(i) }.job_pipelined(&SessionView::host(s), JobId(job)));
         OK
     })
 }
 
-extern "C" fn sub_job_pipelined(
+unsafe extern "C" fn sub_job_pipelined(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -489,12 +549,13 @@ extern "C" fn sub_job_pipelined(
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        *out = vote(plugin(i).sub_job_pipelined(&v, JobId(job), SubJobId(sub_job)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = vote(unsafe { plugin(i) }.sub_job_pipelined(&v, JobId(job), SubJobId(sub_job)));
         OK
     })
 }
 
-extern "C" fn job_enqueueable(
+unsafe extern "C" fn job_enqueueable(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -502,19 +563,26 @@ extern "C" fn job_enqueueable(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        *out = vote(plugin(i).job_enqueueable(&SessionView::host(s), JobId(job)));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        *out = vote(unsafe { plugin(i) }.job_enqueueable(&SessionView::host(s), JobId(job)));
         OK
     })
 }
 
-extern "C" fn job_enqueued(i: Instance, s: &abi::Session, job: u32, msg: &TextOut) -> Status {
+unsafe extern "C" fn job_enqueued(
+    i: Instance,
+    s: &abi::Session,
+    job: u32,
+    msg: &TextOut,
+) -> Status {
     guard(msg, || {
-        plugin_mut(i).job_enqueued(&SessionView::host(s), JobId(job));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin_mut(i) }.job_enqueued(&SessionView::host(s), JobId(job));
         OK
     })
 }
 
-extern "C" fn job_starving(
+unsafe extern "C" fn job_starving(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -523,13 +591,14 @@ extern "C" fn job_starving(
 ) -> Status {
     guard(msg, || {
         flag(
-            plugin(i).job_starving(&SessionView::host(s), JobId(job)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.job_starving(&SessionView::host(s), JobId(job)),
             out,
         )
     })
 }
 
-extern "C" fn preemptable(
+unsafe extern "C" fn preemptable(
     i: Instance,
     s: &abi::Session,
     preemptor: u32,
@@ -539,15 +608,20 @@ extern "C" fn preemptable(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let c: Vec<TaskId> = ids(candidates, len).iter().map(|&t| TaskId(t)).collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let c: Vec<TaskId> = unsafe { ids(candidates, len) }
+            .iter()
+            .map(|&t| TaskId(t))
+            .collect();
         task_list(
-            plugin(i).preemptable(&SessionView::host(s), TaskId(preemptor), &c),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.preemptable(&SessionView::host(s), TaskId(preemptor), &c),
             out,
         )
     })
 }
 
-extern "C" fn reclaimable(
+unsafe extern "C" fn reclaimable(
     i: Instance,
     s: &abi::Session,
     reclaimer: u32,
@@ -557,9 +631,14 @@ extern "C" fn reclaimable(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let c: Vec<TaskId> = ids(candidates, len).iter().map(|&t| TaskId(t)).collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let c: Vec<TaskId> = unsafe { ids(candidates, len) }
+            .iter()
+            .map(|&t| TaskId(t))
+            .collect();
         task_list(
-            plugin(i).reclaimable(&SessionView::host(s), TaskId(reclaimer), &c),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.reclaimable(&SessionView::host(s), TaskId(reclaimer), &c),
             out,
         )
     })
@@ -569,7 +648,7 @@ extern "C" fn reclaimable(
     clippy::too_many_arguments,
     reason = "an ABI call passes each argument of the point as its own C value"
 )]
-extern "C" fn unified_evictable(
+unsafe extern "C" fn unified_evictable(
     i: Instance,
     s: &abi::Session,
     kind: u32,
@@ -588,15 +667,20 @@ extern "C" fn unified_evictable(
             kind,
             job: JobId(job),
         };
-        let c: Vec<TaskId> = ids(candidates, len).iter().map(|&t| TaskId(t)).collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let c: Vec<TaskId> = unsafe { ids(candidates, len) }
+            .iter()
+            .map(|&t| TaskId(t))
+            .collect();
         task_list(
-            plugin(i).unified_evictable(&SessionView::host(s), &ctx, &c),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.unified_evictable(&SessionView::host(s), &ctx, &c),
             out,
         )
     })
 }
 
-extern "C" fn victim_tasks(
+unsafe extern "C" fn victim_tasks(
     i: Instance,
     s: &abi::Session,
     tasks: *const u32,
@@ -605,12 +689,20 @@ extern "C" fn victim_tasks(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let t: Vec<TaskId> = ids(tasks, len).iter().map(|&t| TaskId(t)).collect();
-        task_list(plugin(i).victim_tasks(&SessionView::host(s), &t), out)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let t: Vec<TaskId> = unsafe { ids(tasks, len) }
+            .iter()
+            .map(|&t| TaskId(t))
+            .collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        task_list(
+            unsafe { plugin(i) }.victim_tasks(&SessionView::host(s), &t),
+            out,
+        )
     })
 }
 
-extern "C" fn allocatable(
+unsafe extern "C" fn allocatable(
     i: Instance,
     s: &abi::Session,
     queue: u32,
@@ -620,11 +712,15 @@ extern "C" fn allocatable(
 ) -> Status {
     guard(msg, || {
         let v = SessionView::host(s);
-        flag(plugin(i).allocatable(&v, QueueId(queue), TaskId(task)), out)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        flag(
+            unsafe { plugin(i) }.allocatable(&v, QueueId(queue), TaskId(task)),
+            out,
+        )
     })
 }
 
-extern "C" fn overused(
+unsafe extern "C" fn overused(
     i: Instance,
     s: &abi::Session,
     queue: u32,
@@ -633,7 +729,8 @@ extern "C" fn overused(
 ) -> Status {
     guard(msg, || {
         flag(
-            plugin(i).overused(&SessionView::host(s), QueueId(queue)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.overused(&SessionView::host(s), QueueId(queue)),
             out,
         )
     })
@@ -643,7 +740,7 @@ extern "C" fn overused(
     clippy::too_many_arguments,
     reason = "an ABI call passes each argument of the point as its own C value"
 )]
-extern "C" fn preemptive(
+unsafe extern "C" fn preemptive(
     i: Instance,
     s: &abi::Session,
     queue: u32,
@@ -653,15 +750,20 @@ extern "C" fn preemptive(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let t: Vec<TaskId> = ids(tasks, len).iter().map(|&t| TaskId(t)).collect();
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let t: Vec<TaskId> = unsafe { ids(tasks, len) }
+            .iter()
+            .map(|&t| TaskId(t))
+            .collect();
         flag(
-            plugin(i).preemptive(&SessionView::host(s), QueueId(queue), &t),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.preemptive(&SessionView::host(s), QueueId(queue), &t),
             out,
         )
     })
 }
 
-extern "C" fn hyper_node_order(
+unsafe extern "C" fn hyper_node_order(
     i: Instance,
     s: &abi::Session,
     sub_job: u32,
@@ -671,13 +773,16 @@ extern "C" fn hyper_node_order(
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        let h: Vec<HyperNodeId> = ids(hyper_nodes, len)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        let h: Vec<HyperNodeId> = unsafe { ids(hyper_nodes, len) }
             .iter()
             .map(|&x| HyperNodeId(x))
             .collect();
-        match plugin(i).hyper_node_order(&SessionView::host(s), SubJobId(sub_job), &h) {
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        match unsafe { plugin(i) }.hyper_node_order(&SessionView::host(s), SubJobId(sub_job), &h) {
             Some(scores) => {
-                for (slot, score) in out_slice(out, len).iter_mut().zip(scores) {
+                // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+                for (slot, score) in unsafe { out_slice(out, len) }.iter_mut().zip(scores) {
                     *slot = score;
                 }
                 OK
@@ -698,7 +803,7 @@ fn search_purpose(p: u32) -> SearchPurpose {
     clippy::too_many_arguments,
     reason = "an ABI call passes each argument of the point as its own C value"
 )]
-extern "C" fn hyper_node_gradient_for_job(
+unsafe extern "C" fn hyper_node_gradient_for_job(
     i: Instance,
     s: &abi::Session,
     job: u32,
@@ -710,7 +815,11 @@ extern "C" fn hyper_node_gradient_for_job(
     guard(msg, || {
         let v = SessionView::host(s);
         let (j, h, p) = (JobId(job), HyperNodeId(hn), search_purpose(purpose));
-        groups(plugin(i).hyper_node_gradient_for_job(&v, j, h, p), out)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        groups(
+            unsafe { plugin(i) }.hyper_node_gradient_for_job(&v, j, h, p),
+            out,
+        )
     })
 }
 
@@ -718,7 +827,7 @@ extern "C" fn hyper_node_gradient_for_job(
     clippy::too_many_arguments,
     reason = "an ABI call passes each argument of the point as its own C value"
 )]
-extern "C" fn hyper_node_gradient_for_sub_job(
+unsafe extern "C" fn hyper_node_gradient_for_sub_job(
     i: Instance,
     s: &abi::Session,
     sub_job: u32,
@@ -730,18 +839,23 @@ extern "C" fn hyper_node_gradient_for_sub_job(
     guard(msg, || {
         let v = SessionView::host(s);
         let (sj, h, p) = (SubJobId(sub_job), HyperNodeId(hn), search_purpose(purpose));
-        groups(plugin(i).hyper_node_gradient_for_sub_job(&v, sj, h, p), out)
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        groups(
+            unsafe { plugin(i) }.hyper_node_gradient_for_sub_job(&v, sj, h, p),
+            out,
+        )
     })
 }
 
-extern "C" fn simulation_begin(
+unsafe extern "C" fn simulation_begin(
     i: Instance,
     s: &abi::Session,
     preemptor: u32,
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        plugin(i).simulation_begin(&SessionView::host(s), TaskId(preemptor));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin(i) }.simulation_begin(&SessionView::host(s), TaskId(preemptor));
         OK
     })
 }
@@ -757,7 +871,7 @@ fn unit_status(r: Result<(), String>, msg: &TextOut) -> Status {
     }
 }
 
-extern "C" fn simulate_remove_task(
+unsafe extern "C" fn simulate_remove_task(
     i: Instance,
     s: &abi::Session,
     preemptor: u32,
@@ -767,13 +881,14 @@ extern "C" fn simulate_remove_task(
     guard(msg, || {
         let v = SessionView::host(s);
         unit_status(
-            plugin(i).simulate_remove_task(&v, TaskId(preemptor), TaskId(task)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.simulate_remove_task(&v, TaskId(preemptor), TaskId(task)),
             msg,
         )
     })
 }
 
-extern "C" fn simulate_add_task(
+unsafe extern "C" fn simulate_add_task(
     i: Instance,
     s: &abi::Session,
     preemptor: u32,
@@ -783,36 +898,50 @@ extern "C" fn simulate_add_task(
     guard(msg, || {
         let v = SessionView::host(s);
         unit_status(
-            plugin(i).simulate_add_task(&v, TaskId(preemptor), TaskId(task)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin(i) }.simulate_add_task(&v, TaskId(preemptor), TaskId(task)),
             msg,
         )
     })
 }
 
-extern "C" fn simulation_end(
+unsafe extern "C" fn simulation_end(
     i: Instance,
     s: &abi::Session,
     preemptor: u32,
     msg: &TextOut,
 ) -> Status {
     guard(msg, || {
-        plugin(i).simulation_end(&SessionView::host(s), TaskId(preemptor));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin(i) }.simulation_end(&SessionView::host(s), TaskId(preemptor));
         OK
     })
 }
 
-extern "C" fn on_allocate(i: Instance, s: &abi::Session, task: u32, msg: &TextOut) -> Status {
+unsafe extern "C" fn on_allocate(
+    i: Instance,
+    s: &abi::Session,
+    task: u32,
+    msg: &TextOut,
+) -> Status {
     guard(msg, || {
         unit_status(
-            plugin_mut(i).on_allocate(&SessionView::host(s), TaskId(task)),
+            // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+            unsafe { plugin_mut(i) }.on_allocate(&SessionView::host(s), TaskId(task)),
             msg,
         )
     })
 }
 
-extern "C" fn on_deallocate(i: Instance, s: &abi::Session, task: u32, msg: &TextOut) -> Status {
+unsafe extern "C" fn on_deallocate(
+    i: Instance,
+    s: &abi::Session,
+    task: u32,
+    msg: &TextOut,
+) -> Status {
     guard(msg, || {
-        plugin_mut(i).on_deallocate(&SessionView::host(s), TaskId(task));
+        // SAFETY: the host calls with a live instance and live slices (abi::PluginVTable).
+        unsafe { plugin_mut(i) }.on_deallocate(&SessionView::host(s), TaskId(task));
         OK
     })
 }

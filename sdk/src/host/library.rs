@@ -144,7 +144,10 @@ impl PluginLibrary {
         let mut texts = Texts::default();
         let mut instance = std::ptr::null_mut();
         let lib = self.exports();
-        let status = (lib.vtable.build)(lib, index, Str::new(&json), &mut instance, &texts.out());
+        // SAFETY: `lib` is the descriptor this library's entry point returned, still loaded;
+        // the JSON and the `TextOut` live through the call.
+        let status =
+            unsafe { (lib.vtable.build)(lib, index, Str::new(&json), &mut instance, &texts.out()) };
         match status {
             OK if !instance.is_null() => Ok(Box::new(ExternalPlugin::new(
                 Arc::clone(self),

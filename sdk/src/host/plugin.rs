@@ -37,7 +37,8 @@ unsafe impl Sync for ExternalPlugin {}
 
 impl Drop for ExternalPlugin {
     fn drop(&mut self) {
-        (self.vtable().drop)(self.instance);
+        // SAFETY: the instance came from this library's `build` and is dropped once, here.
+        unsafe { (self.vtable().drop)(self.instance) };
     }
 }
 
@@ -226,6 +227,16 @@ impl ExternalPlugin {
     }
 }
 
+/// Calls function `$f` of the library's vtable `$v` (as `call` and its wrappers lend it).
+macro_rules! library_call {
+    ($v:ident . $f:ident ( $($arg:expr),* $(,)? )) => {
+        // SAFETY: `call` lends this library's own vtable, an instance its `build` made and `drop`
+        // has not freed (the `&mut self` points hold it exclusively), and a session and `TextOut`
+        // valid for the call; ids, slices and buffers are the host's for the call's duration.
+        unsafe { ($v.$f)($($arg),*) }
+    };
+}
+
 impl Plugin for ExternalPlugin {
     fn name(&self) -> &str {
         &self.name
@@ -233,37 +244,37 @@ impl Plugin for ExternalPlugin {
 
     fn on_session_open(&mut self, ssn: &SessionState) {
         self.call("on_session_open", ssn, |v, i, s, m| {
-            (v.on_session_open)(i, s, m)
+            library_call!(v.on_session_open(i, s, m))
         });
     }
 
     fn on_session_close(&mut self, ssn: &mut SessionState) {
         self.call("on_session_close", ssn, |v, i, s, m| {
-            (v.on_session_close)(i, s, m)
+            library_call!(v.on_session_close(i, s, m))
         });
     }
 
     fn job_order(&self, ssn: &SessionState, l: JobId, r: JobId) -> Ordering {
         self.order("job_order", ssn, |v, i, s, o, m| {
-            (v.job_order)(i, s, l.0, r.0, o, m)
+            library_call!(v.job_order(i, s, l.0, r.0, o, m))
         })
     }
 
     fn sub_job_order(&self, ssn: &SessionState, l: SubJobId, r: SubJobId) -> Ordering {
         self.order("sub_job_order", ssn, |v, i, s, o, m| {
-            (v.sub_job_order)(i, s, l.0, r.0, o, m)
+            library_call!(v.sub_job_order(i, s, l.0, r.0, o, m))
         })
     }
 
     fn task_order(&self, ssn: &SessionState, l: TaskId, r: TaskId) -> Ordering {
         self.order("task_order", ssn, |v, i, s, o, m| {
-            (v.task_order)(i, s, l.0, r.0, o, m)
+            library_call!(v.task_order(i, s, l.0, r.0, o, m))
         })
     }
 
     fn queue_order(&self, ssn: &SessionState, l: QueueId, r: QueueId) -> Ordering {
         self.order("queue_order", ssn, |v, i, s, o, m| {
-            (v.queue_order)(i, s, l.0, r.0, o, m)
+            library_call!(v.queue_order(i, s, l.0, r.0, o, m))
         })
     }
 
@@ -275,19 +286,19 @@ impl Plugin for ExternalPlugin {
         preemptor: QueueId,
     ) -> Ordering {
         self.order("victim_queue_order", ssn, |v, i, s, o, m| {
-            (v.victim_queue_order)(i, s, l.0, r.0, preemptor.0, o, m)
+            library_call!(v.victim_queue_order(i, s, l.0, r.0, preemptor.0, o, m))
         })
     }
 
     fn pre_predicate(&self, ssn: &SessionState, task: TaskId) -> Result<(), FitError> {
         Self::fit(self.call("pre_predicate", ssn, |v, i, s, m| {
-            (v.pre_predicate)(i, s, task.0, m)
+            library_call!(v.pre_predicate(i, s, task.0, m))
         }))
     }
 
     fn predicate(&self, ssn: &SessionState, task: TaskId, node: NodeId) -> Result<(), FitError> {
         Self::fit(self.call("predicate", ssn, |v, i, s, m| {
-            (v.predicate)(i, s, task.0, node.0, m)
+            library_call!(v.predicate(i, s, task.0, node.0, m))
         }))
     }
 
@@ -299,7 +310,7 @@ impl Plugin for ExternalPlugin {
     ) -> Option<Result<f64, String>> {
         let mut score = 0.0;
         let r = self.call("node_order", ssn, |v, i, s, m| {
-            (v.node_order)(i, s, task.0, node.0, &mut score, m)
+            library_call!(v.node_order(i, s, task.0, node.0, &mut score, m))
         })?;
         match r.status {
             OK => Some(Ok(score)),
@@ -317,7 +328,7 @@ impl Plugin for ExternalPlugin {
         let ids = raw(nodes, |n| n.0);
         let mut scores = vec![0.0; ids.len()];
         let r = self.call("batch_node_order", ssn, |v, i, s, m| {
-            (v.batch_node_order)(
+            library_call!(v.batch_node_order(
                 i,
                 s,
                 task.0,
@@ -325,7 +336,7 @@ impl Plugin for ExternalPlugin {
                 ids.len(),
                 scores.as_mut_ptr(),
                 m,
-            )
+            ))
         })?;
         match r.status {
             OK => Some(Ok(scores)),
@@ -344,7 +355,7 @@ impl Plugin for ExternalPlugin {
         let values: Vec<f64> = scores.iter().map(|(_, s)| *s).collect();
         let mut chosen = abi::NO_ID;
         let r = self.call("best_node", ssn, |v, i, s, m| {
-            (v.best_node)(
+            library_call!(v.best_node(
                 i,
                 s,
                 task.0,
@@ -353,13 +364,15 @@ impl Plugin for ExternalPlugin {
                 ids.len(),
                 &mut chosen,
                 m,
-            )
+            ))
         })?;
         (r.status == OK && chosen != abi::NO_ID).then_some(NodeId(chosen))
     }
 
     fn job_valid(&self, ssn: &SessionState, job: JobId) -> Option<JobInvalid> {
-        let r = self.call("job_valid", ssn, |v, i, s, m| (v.job_valid)(i, s, job.0, m))?;
+        let r = self.call("job_valid", ssn, |v, i, s, m| {
+            library_call!(v.job_valid(i, s, job.0, m))
+        })?;
         (r.status == FAILED).then(|| JobInvalid {
             reason: r.texts.get(0).to_string(),
             message: r.texts.get(1).to_string(),
@@ -368,43 +381,43 @@ impl Plugin for ExternalPlugin {
 
     fn job_ready(&self, ssn: &SessionState, job: JobId) -> Option<bool> {
         self.flag("job_ready", ssn, |v, i, s, o, m| {
-            (v.job_ready)(i, s, job.0, o, m)
+            library_call!(v.job_ready(i, s, job.0, o, m))
         })
     }
 
     fn sub_job_ready(&self, ssn: &SessionState, job: JobId, sub_job: SubJobId) -> Option<bool> {
         self.flag("sub_job_ready", ssn, |v, i, s, o, m| {
-            (v.sub_job_ready)(i, s, job.0, sub_job.0, o, m)
+            library_call!(v.sub_job_ready(i, s, job.0, sub_job.0, o, m))
         })
     }
 
     fn job_pipelined(&self, ssn: &SessionState, job: JobId) -> Vote {
         self.vote("job_pipelined", ssn, |v, i, s, o, m| {
-            (v.job_pipelined)(i, s, job.0, o, m)
+            library_call!(v.job_pipelined(i, s, job.0, o, m))
         })
     }
 
     fn sub_job_pipelined(&self, ssn: &SessionState, job: JobId, sub_job: SubJobId) -> Vote {
         self.vote("sub_job_pipelined", ssn, |v, i, s, o, m| {
-            (v.sub_job_pipelined)(i, s, job.0, sub_job.0, o, m)
+            library_call!(v.sub_job_pipelined(i, s, job.0, sub_job.0, o, m))
         })
     }
 
     fn job_enqueueable(&self, ssn: &SessionState, job: JobId) -> Vote {
         self.vote("job_enqueueable", ssn, |v, i, s, o, m| {
-            (v.job_enqueueable)(i, s, job.0, o, m)
+            library_call!(v.job_enqueueable(i, s, job.0, o, m))
         })
     }
 
     fn job_enqueued(&mut self, ssn: &SessionState, job: JobId) {
         self.call("job_enqueued", ssn, |v, i, s, m| {
-            (v.job_enqueued)(i, s, job.0, m)
+            library_call!(v.job_enqueued(i, s, job.0, m))
         });
     }
 
     fn job_starving(&self, ssn: &SessionState, job: JobId) -> Option<bool> {
         self.flag("job_starving", ssn, |v, i, s, o, m| {
-            (v.job_starving)(i, s, job.0, o, m)
+            library_call!(v.job_starving(i, s, job.0, o, m))
         })
     }
 
@@ -416,7 +429,7 @@ impl Plugin for ExternalPlugin {
     ) -> Option<Vec<TaskId>> {
         let ids = raw(candidates, |t| t.0);
         self.tasks("preemptable", ssn, |v, i, s, o, m| {
-            (v.preemptable)(i, s, preemptor.0, ids.as_ptr(), ids.len(), o, m)
+            library_call!(v.preemptable(i, s, preemptor.0, ids.as_ptr(), ids.len(), o, m))
         })
     }
 
@@ -428,7 +441,7 @@ impl Plugin for ExternalPlugin {
     ) -> Option<Vec<TaskId>> {
         let ids = raw(candidates, |t| t.0);
         self.tasks("reclaimable", ssn, |v, i, s, o, m| {
-            (v.reclaimable)(i, s, reclaimer.0, ids.as_ptr(), ids.len(), o, m)
+            library_call!(v.reclaimable(i, s, reclaimer.0, ids.as_ptr(), ids.len(), o, m))
         })
     }
 
@@ -444,33 +457,33 @@ impl Plugin for ExternalPlugin {
             EvictionKind::GangReclaim => eviction_kind::GANG_RECLAIM,
         };
         self.tasks("unified_evictable", ssn, |v, i, s, o, m| {
-            (v.unified_evictable)(i, s, kind, ctx.job.0, ids.as_ptr(), ids.len(), o, m)
+            library_call!(v.unified_evictable(i, s, kind, ctx.job.0, ids.as_ptr(), ids.len(), o, m))
         })
     }
 
     fn victim_tasks(&self, ssn: &SessionState, tasks: &[TaskId]) -> Option<Vec<TaskId>> {
         let ids = raw(tasks, |t| t.0);
         self.tasks("victim_tasks", ssn, |v, i, s, o, m| {
-            (v.victim_tasks)(i, s, ids.as_ptr(), ids.len(), o, m)
+            library_call!(v.victim_tasks(i, s, ids.as_ptr(), ids.len(), o, m))
         })
     }
 
     fn allocatable(&self, ssn: &SessionState, queue: QueueId, task: TaskId) -> Option<bool> {
         self.flag("allocatable", ssn, |v, i, s, o, m| {
-            (v.allocatable)(i, s, queue.0, task.0, o, m)
+            library_call!(v.allocatable(i, s, queue.0, task.0, o, m))
         })
     }
 
     fn overused(&self, ssn: &SessionState, queue: QueueId) -> Option<bool> {
         self.flag("overused", ssn, |v, i, s, o, m| {
-            (v.overused)(i, s, queue.0, o, m)
+            library_call!(v.overused(i, s, queue.0, o, m))
         })
     }
 
     fn preemptive(&self, ssn: &SessionState, queue: QueueId, tasks: &[TaskId]) -> Option<bool> {
         let ids = raw(tasks, |t| t.0);
         self.flag("preemptive", ssn, |v, i, s, o, m| {
-            (v.preemptive)(i, s, queue.0, ids.as_ptr(), ids.len(), o, m)
+            library_call!(v.preemptive(i, s, queue.0, ids.as_ptr(), ids.len(), o, m))
         })
     }
 
@@ -483,7 +496,7 @@ impl Plugin for ExternalPlugin {
         let ids = raw(hyper_nodes, |h| h.0);
         let mut scores = vec![0.0; ids.len()];
         let r = self.call("hyper_node_order", ssn, |v, i, s, m| {
-            (v.hyper_node_order)(
+            library_call!(v.hyper_node_order(
                 i,
                 s,
                 sub_job.0,
@@ -491,7 +504,7 @@ impl Plugin for ExternalPlugin {
                 ids.len(),
                 scores.as_mut_ptr(),
                 m,
-            )
+            ))
         })?;
         (r.status == OK).then_some(scores)
     }
@@ -505,7 +518,7 @@ impl Plugin for ExternalPlugin {
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         let p = purpose_code(purpose);
         self.gradient("hyper_node_gradient_for_job", ssn, |v, i, s, o, m| {
-            (v.hyper_node_gradient_for_job)(i, s, job.0, hn.0, p, o, m)
+            library_call!(v.hyper_node_gradient_for_job(i, s, job.0, hn.0, p, o, m))
         })
     }
 
@@ -518,13 +531,13 @@ impl Plugin for ExternalPlugin {
     ) -> Option<Vec<Vec<HyperNodeId>>> {
         let p = purpose_code(purpose);
         self.gradient("hyper_node_gradient_for_sub_job", ssn, |v, i, s, o, m| {
-            (v.hyper_node_gradient_for_sub_job)(i, s, sub_job.0, hn.0, p, o, m)
+            library_call!(v.hyper_node_gradient_for_sub_job(i, s, sub_job.0, hn.0, p, o, m))
         })
     }
 
     fn simulation_begin(&self, ssn: &SessionState, preemptor: TaskId) {
         self.call("simulation_begin", ssn, |v, i, s, m| {
-            (v.simulation_begin)(i, s, preemptor.0, m)
+            library_call!(v.simulation_begin(i, s, preemptor.0, m))
         });
     }
 
@@ -535,7 +548,7 @@ impl Plugin for ExternalPlugin {
         task: TaskId,
     ) -> Result<(), String> {
         Self::outcome(self.call("simulate_remove_task", ssn, |v, i, s, m| {
-            (v.simulate_remove_task)(i, s, preemptor.0, task.0, m)
+            library_call!(v.simulate_remove_task(i, s, preemptor.0, task.0, m))
         }))
     }
 
@@ -546,25 +559,25 @@ impl Plugin for ExternalPlugin {
         task: TaskId,
     ) -> Result<(), String> {
         Self::outcome(self.call("simulate_add_task", ssn, |v, i, s, m| {
-            (v.simulate_add_task)(i, s, preemptor.0, task.0, m)
+            library_call!(v.simulate_add_task(i, s, preemptor.0, task.0, m))
         }))
     }
 
     fn simulation_end(&self, ssn: &SessionState, preemptor: TaskId) {
         self.call("simulation_end", ssn, |v, i, s, m| {
-            (v.simulation_end)(i, s, preemptor.0, m)
+            library_call!(v.simulation_end(i, s, preemptor.0, m))
         });
     }
 
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
         Self::outcome(self.call("on_allocate", ssn, |v, i, s, m| {
-            (v.on_allocate)(i, s, task.0, m)
+            library_call!(v.on_allocate(i, s, task.0, m))
         }))
     }
 
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
         self.call("on_deallocate", ssn, |v, i, s, m| {
-            (v.on_deallocate)(i, s, task.0, m)
+            library_call!(v.on_deallocate(i, s, task.0, m))
         });
     }
 }

@@ -28,13 +28,21 @@ pub(super) fn lend(ssn: &SessionState) -> abi::Session {
     }
 }
 
-fn state<'a>(ctx: *const c_void) -> &'a SessionState {
-    // SAFETY: `ctx` is the `SessionState` that `lend` lent for the call in progress.
+/// The session behind `ctx`.
+///
+/// # Safety
+/// `ctx` is the `SessionState` that `lend` lent for the call in progress.
+unsafe fn state<'a>(ctx: *const c_void) -> &'a SessionState {
+    // SAFETY: the caller's contract: `ctx` points at the lent, still borrowed `SessionState`.
     unsafe { &*(ctx as *const SessionState) }
 }
 
-fn key<'a>(s: Str) -> &'a str {
-    // SAFETY: the library keeps the key alive during the accessor call.
+/// The text of a key the library passed.
+///
+/// # Safety
+/// `s` is UTF-8 the library keeps alive for `'a` (the accessor call).
+unsafe fn key<'a>(s: Str) -> &'a str {
+    // SAFETY: the caller's contract: valid UTF-8, alive for the call.
     unsafe { s.get() }.unwrap_or_default()
 }
 
@@ -50,46 +58,75 @@ fn serve<T>(out: &mut T, f: impl FnOnce() -> read::Read<T>) -> Status {
     }
 }
 
-extern "C" fn count(ctx: *const c_void, table: u32, out: &mut u32) -> Status {
-    serve(out, || read::count(state(ctx), table))
+// The accessors trust the library to pass the `ctx` of the session lent for the call in
+// progress and keys valid for the call (`abi::SessionVTable`); each says so once.
+
+unsafe extern "C" fn count(ctx: *const c_void, table: u32, out: &mut u32) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`.
+    let ssn = unsafe { state(ctx) };
+    serve(out, || read::count(ssn, table))
 }
 
-extern "C" fn text(ctx: *const c_void, field: u32, id: u32, out: &mut Str) -> Status {
-    serve(out, || read::text(state(ctx), field, id).map(Str::new))
+unsafe extern "C" fn text(ctx: *const c_void, field: u32, id: u32, out: &mut Str) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`.
+    let ssn = unsafe { state(ctx) };
+    serve(out, || read::text(ssn, field, id).map(Str::new))
 }
 
-extern "C" fn lookup(ctx: *const c_void, field: u32, id: u32, k: Str, out: &mut Str) -> Status {
-    serve(out, || {
-        read::lookup(state(ctx), field, id, key(k)).map(Str::opt)
-    })
+unsafe extern "C" fn lookup(
+    ctx: *const c_void,
+    field: u32,
+    id: u32,
+    k: Str,
+    out: &mut Str,
+) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`, a key valid for the call.
+    let (ssn, k) = unsafe { (state(ctx), key(k)) };
+    serve(out, || read::lookup(ssn, field, id, k).map(Str::opt))
 }
 
-extern "C" fn number(ctx: *const c_void, field: u32, id: u32, out: &mut f64) -> Status {
-    serve(out, || read::number(state(ctx), field, id))
+unsafe extern "C" fn number(ctx: *const c_void, field: u32, id: u32, out: &mut f64) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`.
+    let ssn = unsafe { state(ctx) };
+    serve(out, || read::number(ssn, field, id))
 }
 
-extern "C" fn resource(
+unsafe extern "C" fn resource(
     ctx: *const c_void,
     field: u32,
     id: u32,
     name: Str,
     out: &mut f64,
 ) -> Status {
-    serve(out, || read::resource(state(ctx), field, id, key(name)))
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`, a name valid for the call.
+    let (ssn, name) = unsafe { (state(ctx), key(name)) };
+    serve(out, || read::resource(ssn, field, id, name))
 }
 
-extern "C" fn reference(ctx: *const c_void, field: u32, id: u32, out: &mut u32) -> Status {
+unsafe extern "C" fn reference(ctx: *const c_void, field: u32, id: u32, out: &mut u32) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`.
+    let ssn = unsafe { state(ctx) };
     serve(out, || {
-        read::reference(state(ctx), field, id).map(|r| r.unwrap_or(NO_ID))
+        read::reference(ssn, field, id).map(|r| r.unwrap_or(NO_ID))
     })
 }
 
-extern "C" fn member(ctx: *const c_void, field: u32, id: u32, index: u32, out: &mut u32) -> Status {
-    serve(out, || read::member(state(ctx), field, id, index))
+unsafe extern "C" fn member(
+    ctx: *const c_void,
+    field: u32,
+    id: u32,
+    index: u32,
+    out: &mut u32,
+) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`.
+    let ssn = unsafe { state(ctx) };
+    serve(out, || read::member(ssn, field, id, index))
 }
 
-extern "C" fn find(ctx: *const c_void, table: u32, name: Str, out: &mut u32) -> Status {
+unsafe extern "C" fn find(ctx: *const c_void, table: u32, name: Str, out: &mut u32) -> Status {
+    // SAFETY: the `SessionVTable` contract: the lent session's `ctx`, a name valid for the call.
+    let (ssn, name) = unsafe { (state(ctx), key(name)) };
     serve(out, || {
-        read::find(state(ctx), table, key(name)).map(|r| r.unwrap_or(NO_ID))
+        read::find(ssn, table, name).map(|r| r.unwrap_or(NO_ID))
     })
 }

@@ -27,7 +27,8 @@ impl Texts {
     }
 }
 
-extern "C" fn put_text(ctx: *mut c_void, code: u32, text: Str) {
+/// `TextOut::put` of `Texts::out`; trusts its `ctx` and `text` (`abi::TextOut`).
+unsafe extern "C" fn put_text(ctx: *mut c_void, code: u32, text: Str) {
     // Nothing may unwind into the library; a lost message is the worst outcome.
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `ctx` is the `Texts` that `Texts::out` lent for this call, and `text` is
@@ -51,7 +52,8 @@ impl IdLists {
     }
 }
 
-extern "C" fn put_ids(ctx: *mut c_void, ids: *const u32, len: usize) {
+/// `IdsOut::put` of `IdLists::out`; trusts its `ctx` and ids (`abi::IdsOut`).
+unsafe extern "C" fn put_ids(ctx: *mut c_void, ids: *const u32, len: usize) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `ctx` is the `IdLists` that `IdLists::out` lent for this call, and `ids`
         // points to `len` ids the library keeps alive during `put`.

@@ -10,6 +10,7 @@ mod process;
 mod queue;
 mod rest_client;
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use prometheus::{
@@ -68,6 +69,8 @@ pub struct Metrics {
     /// Per queue series and queue, the scalar resources it has reported (Volcano sets a
     /// scalar a later update lacks to 0 rather than dropping it).
     known_scalars: Arc<Mutex<queue::KnownScalars>>,
+    /// The name of every series registered, sorted.
+    series_names: Arc<[String]>,
 }
 
 fn histogram(name: &str, help: &str, buckets: &[f64]) -> HistogramOpts {
@@ -80,25 +83,54 @@ fn opts(name: &str, help: &str) -> Opts {
     Opts::new(name, help).subsystem("volcano")
 }
 
-/// Registers metrics in one registry, each as it is made.
-struct Registrar(Registry);
+/// Registers metrics in one registry, each as it is made, and notes their series' names.
+struct Registrar {
+    registry: Registry,
+    names: RefCell<Vec<String>>,
+}
 
 impl Registrar {
+    fn register(&self, c: Box<dyn prometheus::core::Collector>) -> Result<(), prometheus::Error> {
+        let names = c
+            .desc()
+            .iter()
+            .map(|d| d.fq_name.clone())
+            .collect::<Vec<_>>();
+        self.registry.register(c)?;
+        self.names.borrow_mut().extend(names);
+        Ok(())
+    }
+
     fn add<M: prometheus::core::Collector + Clone + 'static>(
         &self,
         m: Result<M, prometheus::Error>,
     ) -> Result<M, prometheus::Error> {
         let m = m?;
-        self.0.register(Box::new(m.clone()))?;
+        self.register(Box::new(m.clone()))?;
         Ok(m)
     }
 
     fn histogram(&self, o: HistogramOpts) -> Result<Histogram, prometheus::Error> {
-        self.add(Histogram::with_opts(o))
+        self.note_histogram_series(self.add(Histogram::with_opts(o)))
     }
 
     fn histograms(&self, o: HistogramOpts, l: &[&str]) -> Result<HistogramVec, prometheus::Error> {
-        self.add(HistogramVec::new(o, l))
+        self.note_histogram_series(self.add(HistogramVec::new(o, l)))
+    }
+
+    /// A histogram is scraped as its `_bucket`, `_sum` and `_count` series.
+    fn note_histogram_series<M: prometheus::core::Collector>(
+        &self,
+        m: Result<M, prometheus::Error>,
+    ) -> Result<M, prometheus::Error> {
+        let m = m?;
+        let mut names = self.names.borrow_mut();
+        for desc in m.desc() {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.push(format!("{}{suffix}", desc.fq_name));
+            }
+        }
+        Ok(m)
     }
 
     fn gauge(&self, o: Opts) -> Result<Gauge, prometheus::Error> {
@@ -118,9 +150,13 @@ impl Metrics {
     /// Registers every Volcano scheduler metric, the process metrics and the API client's
     /// request metrics.
     pub fn new() -> Result<Metrics, prometheus::Error> {
-        let r = Registrar(Registry::new());
+        let r = Registrar {
+            registry: Registry::new(),
+            names: RefCell::default(),
+        };
+        r.register(Box::new(process::ProcessCollector::new()?))?;
         let job = ["job_name", "queue", "job_namespace"];
-        let m = Metrics {
+        let mut m = Metrics {
             e2e_scheduling_latency: r.histogram(histogram(
                 "e2e_scheduling_latency_milliseconds",
                 "Duration of a single scheduling session execution in milliseconds. It covers the entire cycle from session open, action executions to session close.",
@@ -272,13 +308,23 @@ impl Metrics {
                 "Current number of scrapes being served.",
             ))?,
             known_scalars: Arc::default(),
-            registry: r.0.clone(),
+            registry: r.registry.clone(),
+            series_names: Arc::default(),
         };
-        r.0.register(Box::new(process::ProcessCollector::new()?))?;
+        let mut names = r.names.into_inner();
+        names.sort();
+        m.series_names = names.into();
         for code in ["200", "500", "503"] {
             m.scrapes.with_label_values(&[code]);
         }
         Ok(m)
+    }
+
+    /// The name of every series a scrape may hold, sorted, fed yet or not (a histogram's
+    /// family name and its `_bucket`, `_sum` and `_count`): what a dashboard over this
+    /// scheduler may query (`deploy/grafana/`).
+    pub fn series_names(&self) -> &[String] {
+        &self.series_names
     }
 
     /// Serves one scrape: the exposition, the scrape counted once served, as promhttp

@@ -87,9 +87,9 @@ pub fn task(ssn: &SessionState, t: TaskId) -> TaskInfo<'_> {
         task_role: &s.tasks.role[i],
         resreq: resource(&s.tasks.resreq[i]),
         init_resreq: resource(&s.tasks.resreq[i]),
-        node_name: ssn.task_node[i].map_or("", |n| s.nodes.name[n.idx()].as_str()),
-        eviction_occurred: ssn.task_eviction_occurred[i],
-        status: ssn.task_status[i] as u16,
+        node_name: ssn.tasks.node[t].map_or("", |n| s.nodes.name[n.idx()].as_str()),
+        eviction_occurred: ssn.tasks.eviction_occurred[t],
+        status: ssn.tasks.status[t] as u16,
         priority: s.tasks.priority[i],
         volume_ready: false,
         preemptable: s.tasks.preemptable[i],
@@ -163,13 +163,13 @@ pub fn node(ssn: &SessionState, n: NodeId) -> NodeInfo<'_> {
             phase: "Ready",
             reason: "",
         },
-        releasing: resource(&ssn.node_releasing[i]),
-        pipelined: resource(&ssn.node_pipelined[i]),
-        idle: resource(&ssn.node_idle[i]),
-        used: resource(&ssn.node_used[i]),
+        releasing: resource(&ssn.nodes.releasing[n]),
+        pipelined: resource(&ssn.nodes.pipelined[n]),
+        idle: resource(&ssn.nodes.idle[n]),
+        used: resource(&ssn.nodes.used[n]),
         allocatable: resource(&s.nodes.allocatable[i]),
         capacity: resource(&s.nodes.capacity[i]),
-        tasks: ssn.node_tasks[i]
+        tasks: ssn.nodes.tasks[n]
             .iter()
             .map(|&t| (&*s.tasks.uid[t.idx()], task(ssn, t)))
             .collect(),
@@ -224,8 +224,8 @@ pub fn job(ssn: &SessionState, j: JobId) -> JobInfo<'_> {
             .iter()
             .map(|&t| (&*s.tasks.uid[t.idx()], task(ssn, t)))
             .collect(),
-        allocated: resource(&ssn.job_allocated[i]),
-        total_request: resource(&ssn.job_total_request[i]),
+        allocated: resource(&ssn.jobs.allocated[j]),
+        total_request: resource(&ssn.jobs.total_request[j]),
         preemptable: s.jobs.preemptable[i],
         pod_group: &s.jobs.podgroup[i],
     }

@@ -26,14 +26,16 @@ impl Recorder {
         let Some(&hj) = self.job.get(&job) else {
             return;
         };
-        let h = &ssn.state.snap.hyper_nodes;
-        ssn.state.job_allocated_hyper_node[job.idx()] =
-            h.lca(ssn.state.job_allocated_hyper_node[job.idx()], Some(hj));
+        let snap = ssn.state.snap.clone();
+        let h = &snap.hyper_nodes;
+        let allocated = h.lca(ssn.state.jobs.allocated_hyper_node[job], Some(hj));
+        ssn.state.set_job_allocated_hyper_node(job, allocated);
         if let Some(subs) = self.sub_jobs.get(&(job, hj)) {
             for (&sj, &hn) in subs {
-                let cur = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
-                ssn.state.sub_job_allocated_hyper_node[sj.idx()] = h.lca(cur, hn);
-                ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;
+                let cur = ssn.state.sub_jobs.allocated_hyper_node[sj];
+                ssn.state
+                    .set_sub_job_allocated_hyper_node(sj, h.lca(cur, hn));
+                ssn.state.set_sub_job_nominated_hyper_node(sj, None);
             }
         }
     }
@@ -62,12 +64,12 @@ pub fn allocate_for_job(
     let snap = ssn.state.snap.clone();
     let saved_alloc: Vec<(SubJobId, Option<HyperNodeId>)> = snap.jobs.sub_jobs[job.idx()]
         .iter()
-        .map(|&s| (s, ssn.state.sub_job_allocated_hyper_node[s.idx()]))
+        .map(|&s| (s, ssn.state.sub_jobs.allocated_hyper_node[s]))
         .collect();
     for gradient in ssn.hyper_node_gradient_for_job(job, top, SearchPurpose::Allocate) {
         let mut cands: Vec<Candidate<Worksheet>> = Vec::new();
         for hn in gradient {
-            ssn.state.job_fit_errors[job.idx()].clear();
+            ssn.state.clear_fit_errors(job);
             let mut attempt = ws.clone();
             let mut stmts: Vec<Statement> = Vec::new();
             let mut score = 0.0;
@@ -88,7 +90,7 @@ pub fn allocate_for_job(
                 }
             }
             for &(s, h) in &saved_alloc {
-                ssn.state.sub_job_allocated_hyper_node[s.idx()] = h;
+                ssn.state.set_sub_job_allocated_hyper_node(s, h);
             }
             let ops: Vec<Op> = stmts.iter().flat_map(|s| s.ops().iter().copied()).collect();
             if ops.is_empty() {
@@ -147,7 +149,7 @@ fn allocate_for_sub_job(
         return (None, 0.0);
     }
     if let Some(st) = allocate_from_nomination(ssn, sj, tasks, search.error_cache) {
-        let alloc = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
+        let alloc = ssn.state.sub_jobs.allocated_hyper_node[sj];
         rec.sub_jobs
             .entry((job, hn_job))
             .or_default()
@@ -159,7 +161,7 @@ fn allocate_for_sub_job(
         let mut cands: Vec<Candidate<PriorityQueue<TaskId>>> = Vec::new();
         for hn in gradient {
             for t in &snap.sub_jobs.tasks[sj.idx()] {
-                ssn.state.job_fit_errors[job.idx()].remove(t);
+                ssn.state.forget_fit_errors(job, t);
             }
             let mut copy = tasks.clone();
             if let Some(mut st) = allocate_resources_for_tasks(ssn, sj, &mut copy, hn, search)
@@ -189,9 +191,9 @@ fn allocate_for_sub_job(
             fin.discard(ssn);
             return (None, 0.0);
         }
-        let cur = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
+        let cur = ssn.state.sub_jobs.allocated_hyper_node[sj];
         let alloc = snap.hyper_nodes.lca(cur, Some(best.hn));
-        ssn.state.sub_job_allocated_hyper_node[sj.idx()] = alloc;
+        ssn.state.set_sub_job_allocated_hyper_node(sj, alloc);
         *tasks = best.rest;
         rec.sub_jobs
             .entry((job, hn_job))

@@ -51,7 +51,7 @@ pub fn execute(ssn: &mut Session) {
             ssn.state.set_job_phase(j, "Inqueue");
         }
         if let Some(invalid) = ssn.job_valid(j) {
-            ssn.state.job_fit_message[j.idx()] = invalid.message;
+            ssn.state.set_job_fit_message(j, invalid.message);
             continue;
         }
         let ws = Worksheet::organize(ssn, j);
@@ -108,7 +108,7 @@ pub fn execute(ssn: &mut Session) {
                 && ssn.job_ready(job)
             {
                 stmt.commit(ssn);
-                ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;
+                ssn.state.set_sub_job_nominated_hyper_node(sj, None);
                 if !tasks.is_empty() {
                     push_job(ssn, &mut jobs, q, job);
                 }

@@ -19,20 +19,20 @@ pub fn allocate_from_nomination(
     tasks: &mut PriorityQueue<TaskId>,
     error_cache: bool,
 ) -> Option<Statement> {
-    let pinned = ssn.state.sub_job_nominated_hyper_node[sj.idx()]?;
+    let pinned = ssn.state.sub_jobs.nominated_hyper_node[sj]?;
     let placed = nominated_nodes(ssn, sj, pinned, tasks, error_cache)
         .and_then(|plan| place_all(ssn, sj, pinned, &plan));
     let Some(stmt) = placed else {
-        ssn.state.sub_job_nominated_hyper_node[sj.idx()] = None;
+        ssn.state.set_sub_job_nominated_hyper_node(sj, None);
         for &t in tasks.items() {
-            ssn.state.task_nomination_cleared[t.idx()] = true;
+            ssn.state.clear_nomination(t);
         }
         return None;
     };
     *tasks = PriorityQueue::new();
-    let allocated = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
-    ssn.state.sub_job_allocated_hyper_node[sj.idx()] =
-        ssn.state.snap.hyper_nodes.lca(allocated, Some(pinned));
+    let allocated = ssn.state.sub_jobs.allocated_hyper_node[sj];
+    let allocated = ssn.state.snap.hyper_nodes.lca(allocated, Some(pinned));
+    ssn.state.set_sub_job_allocated_hyper_node(sj, allocated);
     Some(stmt)
 }
 
@@ -83,11 +83,11 @@ fn place_all(
     pinned: HyperNodeId,
     plan: &[(TaskId, NodeId)],
 ) -> Option<Statement> {
-    let has_topology = ssn.state.sub_job_topology[sj.idx()].is_some();
+    let has_topology = ssn.state.sub_jobs.topology[sj].is_some();
     let mut stmt = Statement::new();
     for &(t, n) in plan {
         if has_topology {
-            ssn.state.task_allocated_hyper_node[t.idx()] = Some(pinned);
+            ssn.state.set_task_allocated_hyper_node(t, Some(pinned));
         }
         if place(ssn, &mut stmt, t, n).is_err() {
             stmt.discard(ssn);
@@ -146,8 +146,8 @@ mod tests {
             .unwrap();
         let snap = ssn.state.snap.clone();
         let sj = snap.jobs.sub_jobs[snap.job_id("ns/pg").unwrap().idx()][0];
-        ssn.state.sub_job_nominated_hyper_node[sj.idx()] =
-            snap.hyper_nodes.by_name.get("s0").copied();
+        ssn.state
+            .set_sub_job_nominated_hyper_node(sj, snap.hyper_nodes.by_name.get("s0").copied());
         ssn
     }
 
@@ -160,14 +160,15 @@ mod tests {
 
     fn nomination_left(ssn: &Session) -> bool {
         ssn.state
-            .sub_job_nominated_hyper_node
+            .sub_jobs
+            .nominated_hyper_node
             .iter()
             .any(Option::is_some)
     }
 
     fn allocated_hyper_node(ssn: &Session) -> Option<String> {
         let h = &ssn.state.snap.hyper_nodes;
-        ssn.state.sub_job_allocated_hyper_node[0].map(|x| h.name[x.idx()].clone())
+        ssn.state.sub_jobs.allocated_hyper_node.as_slice()[0].map(|x| h.name[x.idx()].clone())
     }
 
     #[test]
@@ -187,7 +188,7 @@ mod tests {
         // The normal path takes the first of the equally scored nodes for both pods.
         assert_eq!(bound_nodes(&ssn), ["n1", "n1"]);
         assert!(!nomination_left(&ssn));
-        assert!(ssn.state.task_nomination_cleared.iter().all(|&c| c));
+        assert!(ssn.state.tasks.nomination_cleared.iter().all(|&c| c));
         assert_eq!(allocated_hyper_node(&ssn), None);
     }
 

@@ -28,10 +28,10 @@ pub fn allocate_resources_for_tasks(
     let job = snap.sub_jobs.job[sj.idx()];
     let queue = snap.jobs.queue[job.idx()];
     let top = snap.hyper_nodes.top();
-    let has_topology = ssn.state.sub_job_topology[sj.idx()].is_some();
+    let has_topology = ssn.state.sub_jobs.topology[sj].is_some();
     let mut stmt = Statement::new();
     let mut helper = PredicateHelper::new(search.error_cache);
-    let mut allocated_hn = ssn.state.sub_job_allocated_hyper_node[sj.idx()];
+    let mut allocated_hn = ssn.state.sub_jobs.allocated_hyper_node[sj];
     while let Some(t) = tasks.pop(|l, r| ssn.task_order_less(l, r)) {
         if !ssn.allocatable(queue, t) || snap.tasks.sch_gated[t.idx()] {
             continue;
@@ -45,7 +45,7 @@ pub fn allocate_resources_for_tasks(
                 ),
                 ..Default::default()
             };
-            ssn.state.job_fit_errors[job.idx()].insert(t, fe);
+            ssn.state.record_fit_errors(job, t, fe);
             continue;
         }
         if let Err(e) = ssn.pre_predicate(t) {
@@ -53,14 +53,14 @@ pub fn allocate_resources_for_tasks(
             for &n in nodes {
                 fe.nodes.insert(n, e.clone());
             }
-            ssn.state.job_fit_errors[job.idx()].insert(t, fe);
+            ssn.state.record_fit_errors(job, t, fe);
             if need_continue_allocating(&ssn.state, sj) {
                 continue;
             }
             break;
         }
         if has_topology {
-            ssn.state.task_allocated_hyper_node[t.idx()] = allocated_hn;
+            ssn.state.set_task_allocated_hyper_node(t, allocated_hn);
         }
         let mut found = Vec::new();
         let nominated = ssn.state.nominated_node_name(t);
@@ -101,7 +101,7 @@ pub fn allocate_resources_for_tasks(
                     if hn != top {
                         errs.hyper_node = Some(snap.hyper_nodes.name[hn.idx()].clone());
                     }
-                    ssn.state.job_fit_errors[job.idx()].insert(t, errs);
+                    ssn.state.record_fit_errors(job, t, errs);
                     if need_continue_allocating(&ssn.state, sj) {
                         continue;
                     }
@@ -115,7 +115,7 @@ pub fn allocate_resources_for_tasks(
         if let Err(e) = place(ssn, &mut stmt, t, best) {
             let mut fe = FitErrors::default();
             fe.nodes.insert(best, FitError::new(StatusCode::Error, e));
-            ssn.state.job_fit_errors[job.idx()].insert(t, fe);
+            ssn.state.record_fit_errors(job, t, fe);
         }
         if has_topology && let Some(h) = snap.hyper_nodes.lowest_of_node[best.idx()] {
             allocated_hn = snap.hyper_nodes.lca(Some(h), allocated_hn);
@@ -137,7 +137,7 @@ pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> 
     let req = ssn.state.resreq(t);
     let (idle, future): (Vec<NodeId>, Vec<NodeId>) = found
         .iter()
-        .partition(|&&n| req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero));
+        .partition(|&&n| req.less_equal(&ssn.state.nodes.idle[n], DimDefault::Zero));
     let future: Vec<NodeId> = future
         .into_iter()
         .filter(|&n| req.less_equal(&ssn.state.future_idle(n), DimDefault::Zero))
@@ -150,7 +150,7 @@ pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> 
 /// allocateResourcesForTask).
 pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> Result<(), String> {
     let req = ssn.state.resreq(t).clone();
-    let placed = if req.less_equal(&ssn.state.node_idle[n.idx()], DimDefault::Zero) {
+    let placed = if req.less_equal(&ssn.state.nodes.idle[n], DimDefault::Zero) {
         stmt.allocate(ssn, t, n)
     } else if req.less_equal(&ssn.state.future_idle(n), DimDefault::Zero) {
         stmt.pipeline(ssn, t, n, false)
@@ -167,9 +167,9 @@ pub fn place(ssn: &mut Session, stmt: &mut Statement, t: TaskId, n: NodeId) -> R
 
 /// True when some task of `role` in the sub-job already failed its predicates this session.
 fn role_has_failed(st: &SessionState, job: JobId, sj: SubJobId, role: &str) -> bool {
-    st.snap.sub_jobs.tasks[sj.idx()].iter().any(|t| {
-        &*st.snap.tasks.role[t.idx()] == role && st.job_fit_errors[job.idx()].contains_key(t)
-    })
+    st.snap.sub_jobs.tasks[sj.idx()]
+        .iter()
+        .any(|t| &*st.snap.tasks.role[t.idx()] == role && st.jobs.fit_errors[job].contains_key(t))
 }
 
 /// `NeedContinueAllocating` (Volcano: pkg/scheduler/api/job_info.go, NeedContinueAllocating): after a task failed, is there still a way for the
@@ -192,8 +192,8 @@ pub fn need_continue_allocating(st: &SessionState, sj: SubJobId) -> bool {
     let mut allocated: BTreeMap<&str, i32> = BTreeMap::new();
     for &t in &snap.sub_jobs.tasks[sj.idx()] {
         let role = &*snap.tasks.role[t.idx()];
-        let status = st.task_status[t.idx()];
-        if st.job_fit_errors[job.idx()].contains_key(&t) && !failed.contains(&role) {
+        let status = st.tasks.status[t];
+        if st.jobs.fit_errors[job].contains_key(&t) && !failed.contains(&role) {
             failed.push(role);
         }
         if status == TaskStatus::Pending {

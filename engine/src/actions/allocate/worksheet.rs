@@ -40,7 +40,7 @@ impl Worksheet {
     /// leave out every gated task).
     pub fn organize_where(ssn: &Session, job: JobId, wanted: impl Fn(TaskId) -> bool) -> Worksheet {
         // Most jobs of a busy cluster have nothing pending: their sheet is empty.
-        if ssn.state.job_counts[job.idx()][TaskStatus::Pending.index()] == 0 {
+        if ssn.state.jobs.counts[job][TaskStatus::Pending.index()] == 0 {
             return Worksheet::default();
         }
         let snap = &ssn.state.snap;
@@ -78,7 +78,7 @@ impl Worksheet {
         for &sj in &snap.jobs.sub_jobs[job.idx()] {
             let mut pq = PriorityQueue::new();
             for &t in &snap.sub_jobs.tasks[sj.idx()] {
-                if ssn.state.task_status[t.idx()] == TaskStatus::Pending && wanted(t) {
+                if ssn.state.tasks.status[t] == TaskStatus::Pending && wanted(t) {
                     pq.push(t, |l, r| ssn.task_order_less(l, r));
                 }
             }

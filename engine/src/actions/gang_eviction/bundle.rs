@@ -50,7 +50,7 @@ impl Surplus {
             (snap.jobs.min_available[j] >= snap.jobs.task_min_available_total[j]).then(|| {
                 let mut ready: BTreeMap<&str, i32> = BTreeMap::new();
                 for &t in &snap.jobs.tasks[j] {
-                    let s = st.task_status[t.idx()];
+                    let s = st.tasks.status[t];
                     let pending_best_effort =
                         s == TaskStatus::Pending && snap.tasks.best_effort[t.idx()];
                     if s.is_allocated() || s == TaskStatus::Succeeded || pending_best_effort {
@@ -288,7 +288,7 @@ mod tests {
         st.snap.jobs.tasks[job(ssn, "ns/v").idx()]
             .iter()
             .copied()
-            .filter(|t| st.task_status[t.idx()] == TaskStatus::Running)
+            .filter(|t| st.tasks.status[t] == TaskStatus::Running)
             .collect()
     }
 

@@ -77,7 +77,7 @@ pub(super) fn execute<F: Flavor>(ssn: &mut Session) {
             if ssn.job_pipelined(job) {
                 stmt.commit_for(ssn, F::KIND.into());
                 for (sj, hn) in nominations {
-                    ssn.state.sub_job_nominated_hyper_node[sj.idx()] = Some(hn);
+                    ssn.state.set_sub_job_nominated_hyper_node(sj, Some(hn));
                 }
             } else {
                 stmt.discard(ssn);
@@ -111,8 +111,8 @@ fn evict_for_job<F: Flavor>(
         let bundles = domain_bundles::<F>(ssn, job, domain, &need, args.allow_whole_bundle);
         let mut idle = Resource::empty();
         for &n in nodes {
-            idle.add(&ssn.state.node_idle[n.idx()]);
-            idle.add(&ssn.state.node_releasing[n.idx()]);
+            idle.add(&ssn.state.nodes.idle[n]);
+            idle.add(&ssn.state.nodes.releasing[n]);
         }
         let mut victims: Vec<TaskId> = Vec::new();
         for b in bundles {
@@ -150,7 +150,7 @@ fn domain_bundles<F: Flavor>(
     let snap = &ssn.state.snap;
     let mut by_job: BTreeMap<JobId, Vec<TaskId>> = BTreeMap::new();
     for &n in &snap.hyper_nodes.real_node_list[domain.idx()] {
-        for &t in &ssn.state.node_tasks[n.idx()] {
+        for &t in &ssn.state.nodes.tasks[n] {
             if let Some(vj) = ssn.state.job_of(t)
                 && F::is_candidate(ssn, job, t)
             {

@@ -134,7 +134,7 @@ impl Plugin for DeviceShare {
                 if devices.gpushare.is_none() && devices.vgpu.is_none() {
                     return devices;
                 }
-                for &t in &ssn.node_tasks[n] {
+                for &t in &ssn.nodes.tasks.as_slice()[n] {
                     let pod = &ssn.snap.tasks.pod[t.idx()];
                     if let Some(g) = &mut devices.gpushare {
                         g.add_placed(t, pod);
@@ -192,7 +192,7 @@ impl Plugin for DeviceShare {
     /// Takes the task's cards on its node and keeps the annotations for its bind (with
     /// `predicates` in the tiers).
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        let Some(node) = ssn.task_node[task.idx()].filter(|_| self.takes_cards) else {
+        let Some(node) = ssn.tasks.node[task].filter(|_| self.takes_cards) else {
             return Ok(());
         };
         let now = ssn.options.now.0;
@@ -240,7 +240,7 @@ impl Plugin for DeviceShare {
     /// gpushare/device_info.go and vgpu/device_info.go, Release).
     fn on_deallocate(&mut self, ssn: &SessionState, task: TaskId) {
         self.placed.remove(&task);
-        let Some(node) = ssn.task_node[task.idx()].filter(|_| self.takes_cards) else {
+        let Some(node) = ssn.tasks.node[task].filter(|_| self.takes_cards) else {
             return;
         };
         let Some(devices) = self.nodes.get_mut(node.idx()) else {

@@ -112,7 +112,7 @@ impl Tree {
             allocated: allocated.clone(),
             share,
             saturated: false,
-            request: ssn.job_total_request[j.idx()].clone(),
+            request: ssn.jobs.total_request[j].clone(),
             children: None,
         };
         let uid = &ssn.snap.jobs.uid[j.idx()];

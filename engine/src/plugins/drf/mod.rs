@@ -125,7 +125,9 @@ impl Plugin for Drf {
         // Every job's share, on the pool: a large session has 60k jobs.
         let dom = &self.dom;
         self.jobs = ssn
-            .job_allocated
+            .jobs
+            .allocated
+            .as_slice()
             .par_iter()
             .map(|allocated| JobShare {
                 share: dom.of(allocated),

@@ -181,7 +181,7 @@ impl ClusterView {
     pub fn open(ssn: &SessionState, live: bool) -> ClusterView {
         // The shared map is the session-open one; a view opened after a node changed is built
         // from the session as it is.
-        let mut view = if ssn.node_changes.is_empty() {
+        let mut view = if ssn.nodes.changes().is_empty() {
             ssn.snap
                 .derived
                 .get_or_init(|| OpenMap(ClusterView::build(ssn, true)))
@@ -203,7 +203,7 @@ impl ClusterView {
             unmemoised: OnceLock::new(),
             pending_requests: OnceLock::new(),
         });
-        let pods = &ssn.node_tasks;
+        let pods = ssn.nodes.tasks.as_slice();
         let carryover = &ssn.options.carryover;
         let earlier = match (at_open, &ssn.snap.changed_since) {
             (true, Some(since)) => carryover
@@ -255,7 +255,7 @@ impl ClusterView {
 
     /// Allocate/pipeline/un-evict handler: the task's pod joins its node, unless it is there.
     pub fn on_allocate(&mut self, ssn: &SessionState, t: TaskId) {
-        let Some(n) = ssn.task_node[t.idx()] else {
+        let Some(n) = ssn.tasks.node[t] else {
             return;
         };
         if !self.live || self.pods.get(n).contains(&t) {
@@ -271,7 +271,7 @@ impl ClusterView {
     /// whether the task is there; no per-task column of this view's placements is kept (a
     /// copy per view, 400k entries, at every open).
     pub fn on_deallocate(&mut self, ssn: &SessionState, t: TaskId) {
-        let Some(n) = ssn.task_node[t.idx()] else {
+        let Some(n) = ssn.tasks.node[t] else {
             return;
         };
         if !self.live || !self.pods.get(n).contains(&t) {

@@ -109,7 +109,7 @@ fn applies(
 impl NumaAware {
     /// Books (`take`) or gives back the sets the task's predicate chose on its node.
     fn book(&mut self, ssn: &SessionState, task: TaskId, take: bool) {
-        let Some(node) = ssn.task_node[task.idx()] else {
+        let Some(node) = ssn.tasks.node[task] else {
             return;
         };
         let chosen = self.chosen.get_mut().unwrap_or_else(|e| e.into_inner());

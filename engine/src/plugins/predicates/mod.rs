@@ -181,7 +181,7 @@ impl Predicates {
 
     /// Moves `task` on or off its node in `preemptor`'s inter-pod affinity counts.
     fn simulate_move(&self, ssn: &SessionState, preemptor: TaskId, task: TaskId, delta: i64) {
-        let Some(node) = ssn.task_node[task.idx()] else {
+        let Some(node) = ssn.tasks.node[task] else {
             return;
         };
         let c = Cluster::new(ssn, &self.view);
@@ -200,7 +200,7 @@ impl Predicates {
         if !self.args.volume_binding || !ssn.snap.tasks.claims[task.idx()] {
             return;
         }
-        let (Some(node), Some(state)) = (ssn.task_node[task.idx()], self.state_of(task)) else {
+        let (Some(node), Some(state)) = (ssn.tasks.node[task], self.state_of(task)) else {
             return;
         };
         let Some(claims) = &state.volume_binding else {

@@ -236,7 +236,7 @@ impl ResourceStrategyFit {
         }
         let request = ssn.resreq(task);
         let allocatable = &ssn.snap.nodes.allocatable[node.idx()];
-        let used = &ssn.node_used[node.idx()];
+        let used = &ssn.nodes.used[node];
         let (mut score, mut weights) = (0.0, 0);
         for name in request.resource_names() {
             let rule = match &scoring {

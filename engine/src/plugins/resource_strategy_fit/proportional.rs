@@ -71,7 +71,7 @@ impl Proportional {
         {
             return Ok(());
         }
-        let idle = &ssn.node_idle[node.idx()];
+        let idle = &ssn.nodes.idle[node];
         for (d, rates) in &self.resources {
             let Some(value) = idle.scalar(*d) else {
                 continue;

@@ -56,8 +56,7 @@ impl TaskTopologyPlugin {
         t: TaskId,
         node: NodeId,
     ) -> (i64, Option<&JobManager>) {
-        let n = node.idx();
-        let room = ssn.node_idle[n].plus(&ssn.node_releasing[n]);
+        let room = ssn.nodes.idle[node].plus(&ssn.nodes.releasing[node]);
         if room.less_partly(ssn.resreq(t), DimDefault::Zero) {
             return (0, None);
         }
@@ -67,7 +66,7 @@ impl TaskTopologyPlugin {
         let Some(bucket) = manager.bucket(t) else {
             return (0, Some(manager));
         };
-        let node_name = ssn.snap.nodes.name[n].as_str();
+        let node_name = ssn.snap.nodes.name[node.idx()].as_str();
         let mut score = bucket.nodes.get(node_name).copied().unwrap_or(0);
         score += manager.repulsion_on(task_name(&ssn.snap.tasks.pod[t.idx()]), node_name);
         score += bucket.pending.len() as i64;
@@ -101,7 +100,7 @@ impl Plugin for TaskTopologyPlugin {
             let tasks = &snap.jobs.tasks[j.idx()];
             if !tasks
                 .iter()
-                .any(|t| ssn.task_status[t.idx()] == TaskStatus::Pending)
+                .any(|t| ssn.tasks.status[t] == TaskStatus::Pending)
             {
                 continue;
             }
@@ -170,7 +169,7 @@ impl Plugin for TaskTopologyPlugin {
 
     /// The task's bucket counts it on its node (Volcano: topology.go, AllocateFunc).
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        let (Some(job), Some(node)) = (ssn.job_of(task), ssn.task_node[task.idx()]) else {
+        let (Some(job), Some(node)) = (ssn.job_of(task), ssn.tasks.node[task]) else {
             return Ok(());
         };
         if let Some(manager) = self.managers.get_mut(&job) {

@@ -249,7 +249,7 @@ impl Usage {
     /// Whether a task already on a node at open is one the metrics cannot show yet: placed
     /// this cycle or earlier but not running, or running for less than the monitoring delay.
     fn unseen_by_metrics(&self, ssn: &SessionState, task: TaskId, now: Time) -> bool {
-        match ssn.task_status[task.idx()] {
+        match ssn.tasks.status[task] {
             TaskStatus::Allocated | TaskStatus::Binding | TaskStatus::Bound => true,
             TaskStatus::Running => match ssn.snap.tasks.pod[task.idx()].status.start_time {
                 None => true,
@@ -278,7 +278,7 @@ impl Plugin for Usage {
         }
         let now = ssn.options.now;
         for node in ssn.snap.nodes.ids() {
-            for &task in &ssn.node_tasks[node.idx()] {
+            for &task in &ssn.nodes.tasks[node] {
                 if self.unseen_by_metrics(ssn, task, now) {
                     let estimate = self.estimate(ssn, task, node);
                     self.shadow.add(node, task, estimate);
@@ -331,7 +331,7 @@ impl Plugin for Usage {
     }
 
     fn on_allocate(&mut self, ssn: &SessionState, task: TaskId) -> Result<(), String> {
-        if let Some(node) = ssn.task_node[task.idx()] {
+        if let Some(node) = ssn.tasks.node[task] {
             let estimate = self.estimate(ssn, task, node);
             self.shadow.add(node, task, estimate);
         }

@@ -5,6 +5,7 @@
 mod cluster;
 mod ctx;
 mod env;
+mod history;
 mod proc;
 mod rendered;
 mod scenarios;

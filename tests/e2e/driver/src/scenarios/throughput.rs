@@ -1,7 +1,8 @@
 //! Throughput through the real API server: 5,000 pods (500 gangs of 10) on 1,000 nodes, bound
 //! by vc-scheduler, and the API server's own binding ceiling measured in the same run by a
 //! plain client posting bindings for 5,000 other pods. Prints the figures and the API writes
-//! vc-scheduler made per cycle.
+//! vc-scheduler made per cycle, and appends them to the benchmark history when
+//! `TEPHRA_HISTORY` names its file (`crate::history`).
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,8 @@ use serde_json::json;
 use super::{cleaning, placements};
 use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
+use crate::history;
+use tephra_adapters::history::E2eRecord;
 
 const NS: &str = "e2e-throughput";
 const CEILING_NS: &str = "e2e-ceiling";
@@ -169,13 +172,15 @@ async fn body(ctx: &Ctx) -> Result<()> {
             l.split("INFO ").last().unwrap_or(l)
         );
     }
+    let catch_up = drain_start.elapsed();
     println!(
         "       throughput: status writes caught up {:.1}s after the last bind",
-        drain_start.elapsed().as_secs_f64()
+        catch_up.as_secs_f64()
     );
     // A few more cycles, to see that nothing more is written.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let ours = writes(&s.http_get("/metrics").await?);
+    let metrics = s.http_get("/metrics").await?;
+    let ours = writes(&metrics);
     println!(
         "       throughput: API writes of the whole run, tephra vs Volcano for the same decisions:"
     );
@@ -194,6 +199,21 @@ async fn body(ctx: &Ctx) -> Result<()> {
         println!(
             "       throughput:   {what:<24} tephra {n:>6}  (client-go's event correlation, same rule)"
         );
+    }
+    let appended = history::append_if_asked(&ctx.env, |provenance| E2eRecord {
+        provenance,
+        scenario: "throughput".into(),
+        nodes: NODES as u32,
+        pods: n as u32,
+        pods_per_s: n as f64 / total.as_secs_f64(),
+        binding_pods_per_s: n as f64 / (total - first).as_secs_f64().max(1e-3),
+        api_ceiling_pods_per_s: ceiling,
+        api_ceiling_concurrency: CEILING_CONCURRENCY as u32,
+        status_catch_up_s: catch_up.as_secs_f64(),
+        creation_to_bound_ms: history::bound_quantiles(&metrics),
+    })?;
+    if let Some(path) = appended {
+        println!("       throughput: record appended to {}", path.display());
     }
     s.check_alive()?;
     s.stop().await
