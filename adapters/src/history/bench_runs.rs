@@ -213,6 +213,7 @@ mod tests {
             decisions: None,
             peak_rss_bytes: Some(1 << 20),
             warm_up_ms: Some(3.0),
+            flamegraphs: Vec::new(),
         };
         let mut out = Vec::new();
         write_json(&run, &mut out).unwrap();
