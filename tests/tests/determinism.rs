@@ -31,6 +31,7 @@ fn decisions(g: &GangMixed, threads: usize, disable_class_caches: bool, cold: bo
         record_decisions: true,
         disable_class_caches,
         cold,
+        node_sampling: None,
     };
     let run = run_bench(
         Workload::generated("test", g),

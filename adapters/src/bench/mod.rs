@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::{PluginRegistry, SessionOptions};
+use tephra_engine::framework::{NodeSampling, PluginRegistry, SessionOptions};
 
 use crate::InputError;
 use crate::offline::DEFAULT_QUEUE;
@@ -35,6 +35,8 @@ pub struct BenchOptions {
     pub disable_class_caches: bool,
     /// Start cycle 1 on a cache that has built nothing yet (no `warm_up`).
     pub cold: bool,
+    /// Volcano's node sampling (`None`: every feasible node, tephra's default).
+    pub node_sampling: Option<NodeSampling>,
 }
 
 /// What a benchmark measured.
@@ -76,6 +78,7 @@ pub fn run_bench(
     };
     let shared = SessionOptions {
         disable_class_caches: options.disable_class_caches,
+        node_sampling: options.node_sampling,
         ..Default::default()
     };
     // As the scheduler does once its initial lists are in.
