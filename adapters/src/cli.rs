@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use tephra_engine::framework::{PluginRegistry, Strictness};
+use tephra_engine::framework::{NodeSampling, PluginRegistry, Strictness};
 
 use crate::InputError;
 use crate::bench::{BenchOptions, run_bench};
@@ -115,6 +115,11 @@ pub struct BenchArgs {
     /// (snapshot.svg, open.svg, one per action, close.svg), each over all the cycles.
     #[arg(long, value_name = "DIR")]
     pub flamegraph: Option<PathBuf>,
+    /// Sample nodes as Volcano's `--percentage-nodes-to-find` does (<= 0: adaptive, Volcano's
+    /// default; its minimums keep their defaults). Without it every feasible node is
+    /// considered, as tephra's vc-scheduler does unless a sampling flag is given.
+    #[arg(long, value_name = "P", allow_negative_numbers = true)]
+    pub percentage_nodes_to_find: Option<i32>,
 }
 
 #[derive(Debug, Args)]
@@ -306,6 +311,26 @@ fn run_gen(a: GenArgs, err: &mut dyn Write) -> Result<u8, String> {
     Ok(0)
 }
 
+fn bench_options(a: &BenchArgs) -> BenchOptions {
+    let threads = a.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    BenchOptions {
+        threads,
+        cycles: a.cycles,
+        record_decisions: a.decisions.is_some(),
+        disable_class_caches: a.no_class_caches,
+        cold: a.cold,
+        node_sampling: a.percentage_nodes_to_find.map(|p| NodeSampling {
+            percentage_nodes_to_find: p,
+            ..NodeSampling::default()
+        }),
+        checking: a.check,
+        flamegraph: a.flamegraph.clone(),
+    }
+}
+
 fn run_bench_command(
     a: BenchArgs,
     registry: &PluginRegistry,
@@ -322,19 +347,7 @@ fn run_bench_command(
         }
         None => scheduler_conf(),
     };
-    let threads = a.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    );
-    let options = BenchOptions {
-        threads,
-        cycles: a.cycles,
-        record_decisions: a.decisions.is_some(),
-        disable_class_caches: a.no_class_caches,
-        cold: a.cold,
-        checking: a.check,
-        flamegraph: a.flamegraph.clone(),
-    };
+    let options = bench_options(&a);
     let workload = load_workload(&a.workload, a.seed).map_err(|e| e.to_string())?;
     let run = run_bench(workload, conf, registry, &options).map_err(|e| e.to_string())?;
     if let Some(dir) = &a.flamegraph {
@@ -423,6 +436,36 @@ mod tests {
         assert_eq!(
             (a.cycles, a.output, a.conf),
             (3, Output::Json, Some(PathBuf::from("c.yaml")))
+        );
+    }
+
+    fn parsed_bench_options(argv: &[&str]) -> BenchOptions {
+        let cli = Cli::try_parse_from(
+            ["tephra", "bench", "--workload", "small"]
+                .iter()
+                .chain(argv),
+        )
+        .unwrap();
+        let Command::Bench(a) = cli.command else {
+            panic!("not bench")
+        };
+        bench_options(&a)
+    }
+
+    #[test]
+    fn bench_samples_nodes_only_when_a_percentage_is_given() {
+        assert_eq!(parsed_bench_options(&[]).node_sampling, None);
+        assert_eq!(
+            parsed_bench_options(&["--percentage-nodes-to-find", "0"]).node_sampling,
+            Some(NodeSampling::default())
+        );
+        let fixed = parsed_bench_options(&["--percentage-nodes-to-find", "50"]).node_sampling;
+        assert_eq!(
+            fixed,
+            Some(NodeSampling {
+                percentage_nodes_to_find: 50,
+                ..NodeSampling::default()
+            })
         );
     }
 

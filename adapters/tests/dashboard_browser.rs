@@ -14,7 +14,7 @@ use std::process::Command;
 use serde_json::Value;
 use tephra_adapters::dashboard::NO_PEER_RUNS;
 use tephra_adapters::history::{
-    E2eRecord, Machine, PeerMode, PeerRecord, Provenance, SCHEMA, append_record,
+    E2eRecord, Machine, PeerMode, PeerRecord, Provenance, SCHEMA, Spread, append_record,
 };
 
 const BROWSERS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
@@ -226,11 +226,23 @@ fn every_kind(dir: &Path) {
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {
             let record = PeerRecord {
                 provenance: provenance(commit),
-                volcano_version: Some("test".into()),
+                volcano_commit: Some("test".into()),
                 workload: "medium".into(),
                 mode,
-                volcano_first_cycle_ms: ms,
-                tephra_first_cycle_ms: 30.0,
+                volcano_first_cycle_ms: Spread {
+                    median: ms,
+                    min: ms,
+                    max: ms,
+                    n: 1,
+                },
+                tephra_first_cycle_ms: Spread {
+                    median: 30.0,
+                    min: 30.0,
+                    max: 30.0,
+                    n: 1,
+                },
+                binds_volcano: 100,
+                binds_tephra: 100,
             };
             append_record(&dir.join("peer.jsonl"), &record).expect("append peer");
         }

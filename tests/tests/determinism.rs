@@ -40,6 +40,7 @@ fn decisions(
         cold,
         checking,
         flamegraph: None,
+        node_sampling: None,
     };
     let run = run_bench(
         Workload::generated("test", g),

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use tephra_cache::cycle::{CycleDriver, CycleError};
 use tephra_engine::config::SchedulerConfig;
-use tephra_engine::framework::PluginRegistry;
+use tephra_engine::framework::{NodeSampling, PluginRegistry};
 
 use crate::InputError;
 use crate::offline::DEFAULT_QUEUE;
@@ -44,6 +44,8 @@ pub struct BenchOptions {
     pub checking: bool,
     /// Draw a flamegraph per phase into this directory (`--flamegraph`).
     pub flamegraph: Option<PathBuf>,
+    /// Volcano's node sampling (`None`: every feasible node, tephra's default).
+    pub node_sampling: Option<NodeSampling>,
 }
 
 /// What a benchmark measured.
@@ -88,6 +90,7 @@ pub fn run_bench(
     };
     let driver = CycleDriver::new(conf, DEFAULT_QUEUE)
         .disable_class_caches(options.disable_class_caches)
+        .node_sampling(options.node_sampling)
         .checking(options.checking);
     // As the scheduler does once its initial lists are in.
     if !options.cold {

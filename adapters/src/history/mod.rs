@@ -109,6 +109,15 @@ mod tests {
     use super::*;
     use crate::test_dir::TestDir;
 
+    fn spread(ms: f64) -> Spread {
+        Spread {
+            median: ms,
+            min: ms,
+            max: ms,
+            n: 1,
+        }
+    }
+
     fn peer(ms: f64) -> PeerRecord {
         PeerRecord {
             provenance: Provenance {
@@ -122,11 +131,13 @@ mod tests {
                     memory_bytes: Some(1 << 30),
                 },
             },
-            volcano_version: None,
+            volcano_commit: None,
             workload: "medium".into(),
             mode: PeerMode::AllNodes,
-            volcano_first_cycle_ms: ms,
-            tephra_first_cycle_ms: 10.0,
+            volcano_first_cycle_ms: spread(ms),
+            tephra_first_cycle_ms: spread(10.0),
+            binds_volcano: 10,
+            binds_tephra: 10,
         }
     }
 

@@ -146,15 +146,19 @@ pub struct Quantiles {
 pub struct PeerRecord {
     #[serde(flatten)]
     pub provenance: Provenance,
-    /// The Volcano commit or tag the harness built, where known.
-    pub volcano_version: Option<String>,
+    /// The Volcano commit the harness built, where known.
+    pub volcano_commit: Option<String>,
     pub workload: String,
-    /// How Volcano searched nodes.
+    /// How both schedulers searched nodes.
     pub mode: PeerMode,
     /// Volcano's first cycle, milliseconds.
-    pub volcano_first_cycle_ms: f64,
-    /// tephra's first cycle on the same workload in the same run, milliseconds.
-    pub tephra_first_cycle_ms: f64,
+    pub volcano_first_cycle_ms: Spread,
+    /// tephra's first cycle on the same workload, in runs alternating with Volcano's.
+    pub tephra_first_cycle_ms: Spread,
+    /// Pods Volcano bound in its first cycle (the median, should the runs differ).
+    pub binds_volcano: u64,
+    /// Pods tephra bound in its first cycle: equal to Volcano's when both did the same work.
+    pub binds_tephra: u64,
 }
 
 /// Volcano's node search: a sample of the feasible nodes as its default
@@ -170,6 +174,6 @@ pub enum PeerMode {
 impl PeerRecord {
     /// How many times longer Volcano's first cycle took than tephra's.
     pub fn ratio(&self) -> f64 {
-        self.volcano_first_cycle_ms / self.tephra_first_cycle_ms
+        self.volcano_first_cycle_ms.median / self.tephra_first_cycle_ms.median
     }
 }
