@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::conf::ConfSource;
 use crate::cycle_profile::{ActiveCycleProfile, CycleProfileRequests};
-use crate::metrics::{CyclePhases, Metrics, TaskStage, unix_millis};
+use crate::metrics::{CyclePhases, Metrics, TaskStage, ms, unix_millis};
 use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
@@ -118,10 +118,6 @@ fn is_newer(incoming: &serde_json::Value, held: &serde_json::Value) -> bool {
             (Some(a), Some(b)) => a > b,
             _ => true,
         }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// The parts a `Scheduler` is built from.

@@ -82,11 +82,6 @@ impl<I: RowId, T> Column<I, T> {
         self.values.iter()
     }
 
-    /// Each row's id with its value, in row order.
-    pub fn rows(&self) -> impl Iterator<Item = (I, &T)> {
-        self.values.iter().enumerate().map(|(i, v)| (I::at(i), v))
-    }
-
     pub(in crate::framework) fn set(&mut self, row: I, value: T) {
         self.values[row.idx()] = value;
     }
@@ -125,9 +120,5 @@ mod tests {
         *c.get_mut(TaskId(2)) += 1;
         assert_eq!(c[TaskId(1)], 7);
         assert_eq!(c.as_slice(), [0, 7, 1]);
-        assert_eq!(
-            c.rows().map(|(t, v)| (t.0, *v)).collect::<Vec<_>>(),
-            [(0, 0), (1, 7), (2, 1)]
-        );
     }
 }

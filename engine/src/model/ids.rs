@@ -4,8 +4,6 @@
 pub trait RowId: Copy {
     /// The row index.
     fn idx(self) -> usize;
-    /// The id of row `index`.
-    fn at(index: usize) -> Self;
 }
 
 macro_rules! dense_id {
@@ -24,9 +22,6 @@ macro_rules! dense_id {
         impl RowId for $name {
             fn idx(self) -> usize {
                 self.0 as usize
-            }
-            fn at(index: usize) -> Self {
-                $name(index as u32)
             }
         }
     };

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tephra_cache::cycle::{CycleObserver, Phase};
 
-use super::Metrics;
+use super::{Metrics, ms};
 
 /// Feeds `metrics` from one cycle that started at `start`.
 pub struct CyclePhases<'a> {
@@ -29,8 +29,4 @@ impl CycleObserver for CyclePhases<'_> {
             Phase::Snapshot | Phase::Close => {}
         }
     }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }

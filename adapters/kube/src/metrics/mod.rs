@@ -367,6 +367,11 @@ impl Metrics {
     }
 }
 
+/// A duration in milliseconds, the unit of Volcano's latency series.
+pub fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
