@@ -5,8 +5,10 @@
 //! table), which the compiler cannot check across the boundary, so every call is an `unsafe`
 //! block that says why its arguments hold. Host and library may therefore be built by different compilers against
 //! different versions of every crate; only `ABI_VERSION` must match. Ids cross as their `u32`,
-//! the session crosses as a table of accessors (`SessionVTable`), answers come back through
-//! out-parameters and the `TextOut` / `IdsOut` callbacks, so no allocation ever changes sides.
+//! the session crosses as a table of accessors (`SessionVTable`), answers come back through the
+//! `ReplyOut` callbacks, so no allocation ever changes sides. The plugin functions
+//! (`PluginVTable`) are generated from the table of extension points
+//! (`tephra_engine::plugin_points!`), each argument in the C form `crate::wire::Wire` gives it.
 //!
 //! Growing the ABI without a version bump: new accessor *fields* (the `field` constants) may be
 //! added, since an older host answers `UNKNOWN_FIELD`; anything else bumps `ABI_VERSION`.
@@ -14,7 +16,7 @@
 use std::ffi::c_void;
 
 /// The version of this ABI. A library built for another version is refused at load.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The symbol every plugin library exports (see `export_plugins!`), of type `Entry`.
 pub const ENTRY_SYMBOL: &str = "tephra_plugin_entry";
@@ -29,10 +31,10 @@ pub type Status = u32;
 pub const OK: Status = 0;
 /// The plugin does not register this extension point (`None` in the trait).
 pub const NOT_REGISTERED: Status = 1;
-/// The call failed and wrote why to its `TextOut` (a bad argument, a fit error, a score error,
+/// The call failed and wrote why to its `ReplyOut` (a bad argument, a fit error, a score error,
 /// an invalid job).
 pub const FAILED: Status = 2;
-/// The callee panicked; the panic message was written to its `TextOut`.
+/// The callee panicked; the panic message was written to its `ReplyOut` (code 0).
 pub const PANICKED: Status = 3;
 /// A session accessor was asked for an id that is not in the session.
 pub const NO_SUCH_ID: Status = 4;
@@ -86,27 +88,46 @@ impl Str {
     }
 }
 
-/// Where a callee writes text: error and panic messages, each fit-error reason with its status
-/// code (`fit_code`), a job's invalid reason (code 0) and message (code 1).
+/// Where a callee writes its answer and messages: texts with a code (error and panic messages,
+/// each fit-error reason with its status code `fit_code`, a job's invalid reason (code 0) and
+/// message (code 1)), lists of numbers (orderings and votes as -1 / 0 / 1, flags as 0 / 1,
+/// scores) and lists of ids (victims, a chosen node, one list per hyper-node group). How each
+/// answer is written is `crate::wire::Answer`.
 ///
 /// # Safety
-/// `put` may be called only with this `ctx` and a `text` valid for the call, while the call
-/// that lent the `TextOut` runs.
+/// Each function may be called only with this `ctx`, and with a `text` or `len` values valid for
+/// the call, while the call that lent the `ReplyOut` runs.
 #[repr(C)]
-pub struct TextOut {
+pub struct ReplyOut {
     pub ctx: *mut c_void,
-    pub put: unsafe extern "C" fn(ctx: *mut c_void, code: u32, text: Str),
+    pub text: unsafe extern "C" fn(ctx: *mut c_void, code: u32, text: Str),
+    pub numbers: unsafe extern "C" fn(ctx: *mut c_void, values: *const f64, len: usize),
+    pub ids: unsafe extern "C" fn(ctx: *mut c_void, ids: *const u32, len: usize),
 }
 
-/// Where a callee writes id lists: victims (one call), hyper-node gradients (one call per group).
-///
-/// # Safety
-/// `put` may be called only with this `ctx` and `len` ids readable at `ids`, while the call that
-/// lent the `IdsOut` runs.
+/// A list of ids lent for one call.
 #[repr(C)]
-pub struct IdsOut {
-    pub ctx: *mut c_void,
-    pub put: unsafe extern "C" fn(ctx: *mut c_void, ids: *const u32, len: usize),
+#[derive(Debug, Clone, Copy)]
+pub struct Ids {
+    pub ptr: *const u32,
+    pub len: usize,
+}
+
+/// Scored nodes lent for one call: `len` node ids and as many scores.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Scored {
+    pub nodes: *const u32,
+    pub scores: *const f64,
+    pub len: usize,
+}
+
+/// A gang-aware eviction: its `eviction_kind` and the starving job.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Eviction {
+    pub kind: u32,
+    pub job: u32,
 }
 
 /// Fit-error status codes, Volcano's numbering.
@@ -129,10 +150,6 @@ pub mod eviction_kind {
     pub const GANG_PREEMPT: u32 = 0;
     pub const GANG_RECLAIM: u32 = 1;
 }
-
-/// Votes and orderings cross as `i32`: Volcano's Reject / Abstain / Permit are -1 / 0 / 1, and
-/// `Ordering::Less / Equal / Greater` are -1 / 0 / 1.
-pub type Tri = i32;
 
 /// The session, as the host lends it for one call.
 #[repr(C)]
@@ -283,162 +300,45 @@ pub struct Library {
     pub vtable: PluginVTable,
 }
 
-/// The plugin functions. Every one takes the instance, the session and a `TextOut` for its
-/// message, and answers a `Status`; `PANICKED` is possible from each. Slices cross as pointer and
-/// length; score buffers are allocated by the host with one slot per input id.
-///
-/// # Safety
-/// The host calls `build` only with the `Library` this library's entry point returned, and every
-/// other function only with an instance `build` made and `drop` has not freed (`drop` once per
-/// instance, and the `&mut` points never while another call holds the same instance), a
-/// `Session` valid for the call, and slices of the stated length (score buffers writable).
-#[repr(C)]
-pub struct PluginVTable {
-    /// Builds plugin `index` of `library` from its arguments (a JSON object).
-    pub build: unsafe extern "C" fn(
-        library: *const Library,
-        index: u32,
-        arguments_json: Str,
-        out: &mut Instance,
-        msg: &TextOut,
-    ) -> Status,
-    /// Drops an instance.
-    pub drop: unsafe extern "C" fn(Instance),
-
-    pub on_session_open: unsafe extern "C" fn(Instance, &Session, &TextOut) -> Status,
-    pub on_session_close: unsafe extern "C" fn(Instance, &Session, &TextOut) -> Status,
-
-    pub job_order: unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub sub_job_order:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub task_order:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub queue_order:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    /// `(l, r, preemptor)`.
-    pub victim_queue_order:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &mut Tri, &TextOut) -> Status,
-
-    /// `FAILED`: the fit error's statuses were written with their codes.
-    pub pre_predicate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    /// `(task, node)`; `FAILED` as for `pre_predicate`.
-    pub predicate: unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
-    /// `(task, node)`.
-    pub node_order:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut f64, &TextOut) -> Status,
-    /// `(task, nodes, len, scores)`: one score per node.
-    pub batch_node_order: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        usize,
-        *mut f64,
-        &TextOut,
-    ) -> Status,
-    /// `(task, nodes, scores, len, chosen)`.
-    pub best_node: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        *const f64,
-        usize,
-        &mut u32,
-        &TextOut,
-    ) -> Status,
-
-    /// `OK`: valid; `FAILED`: invalid, reason (code 0) and message (code 1) written.
-    pub job_valid: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub job_ready: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
-    /// `(job, sub_job)`.
-    pub sub_job_ready:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
-    pub job_pipelined: unsafe extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
-    pub sub_job_pipelined:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut Tri, &TextOut) -> Status,
-    pub job_enqueueable:
-        unsafe extern "C" fn(Instance, &Session, u32, &mut Tri, &TextOut) -> Status,
-    pub job_enqueued: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub job_starving: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
-
-    /// `(preemptor, candidates, len, victims)`.
-    pub preemptable: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        usize,
-        &IdsOut,
-        &TextOut,
-    ) -> Status,
-    pub reclaimable: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        usize,
-        &IdsOut,
-        &TextOut,
-    ) -> Status,
-    /// `(eviction_kind, starving job, candidates, len, victims)`.
-    pub unified_evictable: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        u32,
-        *const u32,
-        usize,
-        &IdsOut,
-        &TextOut,
-    ) -> Status,
-    /// `(tasks, len, victims)`.
-    pub victim_tasks:
-        unsafe extern "C" fn(Instance, &Session, *const u32, usize, &IdsOut, &TextOut) -> Status,
-
-    /// `(queue, task)`.
-    pub allocatable:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &mut u8, &TextOut) -> Status,
-    pub overused: unsafe extern "C" fn(Instance, &Session, u32, &mut u8, &TextOut) -> Status,
-    /// `(queue, tasks, len)`.
-    pub preemptive: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        usize,
-        &mut u8,
-        &TextOut,
-    ) -> Status,
-
-    /// `(sub_job, hyper_nodes, len, scores)`.
-    pub hyper_node_order: unsafe extern "C" fn(
-        Instance,
-        &Session,
-        u32,
-        *const u32,
-        usize,
-        *mut f64,
-        &TextOut,
-    ) -> Status,
-    /// `(job, hyper_node, purpose, groups)`.
-    pub hyper_node_gradient_for_job:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
-    /// `(sub_job, hyper_node, purpose, groups)`.
-    pub hyper_node_gradient_for_sub_job:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, u32, &IdsOut, &TextOut) -> Status,
-
-    /// `(preemptor)`.
-    pub simulation_begin: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    /// `(preemptor, task)`; `FAILED`: the error was written.
-    pub simulate_remove_task:
-        unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
-    /// `(preemptor, task)`; `FAILED`: the error was written.
-    pub simulate_add_task: unsafe extern "C" fn(Instance, &Session, u32, u32, &TextOut) -> Status,
-    /// `(preemptor)`.
-    pub simulation_end: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-
-    /// `FAILED`: the error was written; the allocation is rolled back.
-    pub on_allocate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
-    pub on_deallocate: unsafe extern "C" fn(Instance, &Session, u32, &TextOut) -> Status,
+/// Emits `PluginVTable` from the table of extension points: `build` and `drop`, then one
+/// function per point taking the instance, the session, the point's arguments in their C form
+/// and a `ReplyOut`, and answering a `Status`.
+macro_rules! plugin_vtable {
+    ($($group:ident { $($(#[$doc:meta])* fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty = $default:block;)* })*) => {
+        /// The plugin functions. Every point takes the instance, the session, its arguments in
+        /// the C form of `crate::wire::Wire` and a `ReplyOut` for its answer and messages, and
+        /// answers a `Status`; `PANICKED` is possible from each.
+        ///
+        /// # Safety
+        /// The host calls `build` only with the `Library` this library's entry point returned,
+        /// and every other function only with an instance `build` made and `drop` has not freed
+        /// (`drop` once per instance, and the `&mut` points never while another call holds the
+        /// same instance), a `Session` and a `ReplyOut` valid for the call, and id and score
+        /// lists of the stated length, alive for the call.
+        #[repr(C)]
+        pub struct PluginVTable {
+            /// Builds plugin `index` of `library` from its arguments (a JSON object); a refused
+            /// argument is written as its key (code 1), value (code 2) and reason (code 3).
+            pub build: unsafe extern "C" fn(
+                library: *const Library,
+                index: u32,
+                arguments_json: Str,
+                out: &mut Instance,
+                msg: &ReplyOut,
+            ) -> Status,
+            /// Drops an instance.
+            pub drop: unsafe extern "C" fn(Instance),
+            $($(
+                $(#[$doc])*
+                pub $name: unsafe extern "C" fn(
+                    Instance,
+                    &Session,
+                    $(<$ty as crate::wire::Wire>::C,)*
+                    &ReplyOut,
+                ) -> Status,
+            )*)*
+        }
+    };
 }
+
+tephra_engine::plugin_points!(plugin_vtable);

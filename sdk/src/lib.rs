@@ -35,6 +35,11 @@ mod read;
     reason = "reads the session the host lends through the C ABI"
 )]
 mod view;
+#[allow(
+    unsafe_code,
+    reason = "reads and writes the C forms of the ABI's arguments and answers"
+)]
+pub mod wire;
 
 pub use builtin::{linked, register_builtin};
 pub use plugin::{Builder, Plugin};

@@ -520,4 +520,21 @@ mod tests {
         assert_ne!(reasons[3], "ok", "the node selector refuses n4");
         assert_eq!(reasons[4], "ok");
     }
+
+    #[test]
+    fn every_point_of_the_table_is_dispatched_by_the_session() {
+        let dispatchers = [include_str!("dispatch.rs"), include_str!("session.rs")];
+        let missing: Vec<&str> = crate::framework::POINTS
+            .iter()
+            .copied()
+            .filter(|point| {
+                let call = format!(".{point}(");
+                !dispatchers.iter().any(|source| source.contains(&call))
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "points declared in points.rs that no dispatch function calls: {missing:?}"
+        );
+    }
 }

@@ -8,8 +8,8 @@ use tephra_engine::config::{ArgumentError, Arguments};
 use tephra_engine::framework::{Plugin, PluginRegistry};
 
 use super::plugin::ExternalPlugin;
-use super::texts::Texts;
 use crate::abi::{self, ABI_VERSION, FAILED, OK, PANICKED, Str};
+use crate::wire::Reply;
 
 /// Why a library's descriptor was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,23 +141,23 @@ impl PluginLibrary {
     ) -> Result<Box<dyn Plugin>, ArgumentError> {
         let name = &self.names[index as usize];
         let json = serde_json::to_string(&args.0).unwrap_or_else(|_| "{}".into());
-        let mut texts = Texts::default();
+        let mut reply = Reply::default();
         let mut instance = std::ptr::null_mut();
         let lib = self.exports();
         // SAFETY: `lib` is the descriptor this library's entry point returned, still loaded;
-        // the JSON and the `TextOut` live through the call.
+        // the JSON and the `ReplyOut` live through the call.
         let status =
-            unsafe { (lib.vtable.build)(lib, index, Str::new(&json), &mut instance, &texts.out()) };
+            unsafe { (lib.vtable.build)(lib, index, Str::new(&json), &mut instance, &reply.out()) };
         match status {
             OK if !instance.is_null() => Ok(Box::new(ExternalPlugin::new(
                 Arc::clone(self),
                 name.clone(),
                 instance,
             ))),
-            FAILED if !texts.get(1).is_empty() => Err(ArgumentError {
-                key: texts.get(1).to_string(),
-                value: texts.get(2).to_string(),
-                reason: texts.get(3).to_string(),
+            FAILED if !reply.text(1).is_empty() => Err(ArgumentError {
+                key: reply.text(1).to_string(),
+                value: reply.text(2).to_string(),
+                reason: reply.text(3).to_string(),
             }),
             _ => {
                 let what = if status == PANICKED {
@@ -168,7 +168,11 @@ impl PluginLibrary {
                 Err(ArgumentError {
                     key: "(all)".into(),
                     value: json,
-                    reason: format!("{what} while building in {}: {}", self.origin, texts.get(0)),
+                    reason: format!(
+                        "{what} while building in {}: {}",
+                        self.origin,
+                        reply.text(0)
+                    ),
                 })
             }
         }

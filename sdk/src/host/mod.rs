@@ -4,8 +4,8 @@
 
 mod library;
 mod plugin;
+mod reply;
 mod session;
-mod texts;
 
 pub use library::{AbiError, PluginLibrary};
 

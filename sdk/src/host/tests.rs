@@ -389,6 +389,6 @@ fn a_library_for_another_abi_version_is_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "built for plugin ABI version 99, this tephra speaks version 1"
+        "built for plugin ABI version 99, this tephra speaks version 2"
     );
 }
