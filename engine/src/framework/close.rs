@@ -392,7 +392,7 @@ mod tests {
     fn closed(queues: &[&str], cpu: &str, objects: &str) -> Decisions {
         let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n";
         let harness = queues.iter().fold(Harness::new(conf), |h, q| h.queue(q, 1));
-        let harness = harness.node("n1", cpu, "8Gi", &[]).objects(objects);
+        let harness = harness.node("n1", cpu, "8Gi", &[]).manifests(objects);
         harness.open().unwrap().close()
     }
 

@@ -57,8 +57,9 @@ impl SessionState {
 
 #[cfg(test)]
 mod tests {
+    use crate::harness::objects::{node, pod, running_pod};
+    use crate::harness::session;
     use crate::model::JobId;
-    use crate::plugins::testing::{node, pod, running_pod, session};
 
     #[test]
     fn the_job_fit_error_sorts_its_histogram_as_text_not_by_status_or_count() {

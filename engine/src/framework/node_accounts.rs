@@ -155,7 +155,7 @@ mod tests {
             .node("n1", "4", "8Gi", &[])
             .node("n2", "4", "8Gi", &[])
             .pod_group("ns", "pg", "q", 1)
-            .objects(pods)
+            .manifests(pods)
     }
 
     /// Milli-CPU used on n1 and n2.

@@ -107,7 +107,9 @@ impl Plugin for Binpack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod};
+    use crate::harness::{conf, session};
 
     /// binpack/node-score-1 and -2: n1 runs p1, n3 runs p2 (both Bound), p3 and p4 pending.
     fn cluster() -> String {

@@ -93,7 +93,9 @@ impl Plugin for Cdp {
 #[cfg(test)]
 mod tests {
     use crate::api::Time;
-    use crate::plugins::testing::{JOB, session, task};
+    use crate::harness::find::task;
+    use crate::harness::objects::JOB;
+    use crate::harness::session;
 
     const CONF: &str = "actions: preempt\ntiers:\n- plugins:\n  - name: cdp\n";
 

@@ -114,7 +114,7 @@ pub(crate) fn reserved_at_open(ssn: &SessionState, j: JobId) -> Option<Resource>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::yaml_cluster;
+    use crate::harness::{ALLOCATE_ONLY, session};
 
     const JOB: &str = r#"
 kind: Queue
@@ -151,7 +151,7 @@ status: {phase: Pending}
 
     #[test]
     fn unallocated_minimum_reserves_unheld_scalars_in_full_and_skips_count_quotas() {
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, JOB);
+        let ssn = session(ALLOCATE_ONLY, JOB);
         let r = unallocated_minimum(&ssn.state, JobId(0));
         assert_eq!(r.milli_cpu, 1000.0);
         assert_eq!(r.memory, 0.0, "memory is covered by the running pod");
@@ -161,7 +161,7 @@ status: {phase: Pending}
 
     #[test]
     fn gated_tasks_are_deducted_except_those_waiting_only_for_queue_admission() {
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, JOB);
+        let ssn = session(ALLOCATE_ONLY, JOB);
         let r = deduct_sch_gated(&ssn.state, JobId(0), &Resource::cpu_mem(3000.0, 5.0));
         assert_eq!((r.milli_cpu, r.memory), (2000.0, 5.0));
         let floored = deduct_sch_gated(&ssn.state, JobId(0), &Resource::cpu_mem(500.0, 0.0));
@@ -170,7 +170,7 @@ status: {phase: Pending}
 
     #[test]
     fn running_job_reaching_min_member_still_reserves_its_remaining_minimum() {
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, JOB);
+        let ssn = session(ALLOCATE_ONLY, JOB);
         let r = reserved_at_open(&ssn.state, JobId(0)).expect("running and ready");
         assert_eq!(r.milli_cpu, 0.0, "1 cpu left, the gated pod's cpu deducted");
         assert_eq!(

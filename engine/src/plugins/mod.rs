@@ -28,12 +28,8 @@ mod share_order;
 pub mod sla;
 pub mod task_topology;
 pub mod tdm;
-#[cfg(test)]
-pub(crate) mod testing;
 mod unschedulable_event;
 pub mod usage;
-#[cfg(test)]
-mod yaml_cluster;
 
 use crate::framework::PluginRegistry;
 

@@ -357,7 +357,7 @@ impl Plugin for NodeGroup {
 mod tests {
     use crate::framework::Session;
     use crate::harness::Harness;
-    use crate::plugins::testing::{node_id, task};
+    use crate::harness::find::{node_id, task};
 
     fn conf(args: &str, hierarchy: bool) -> String {
         format!(
@@ -396,7 +396,7 @@ mod tests {
 
     fn session(conf: &str, objects: &str) -> Session {
         Harness::new(conf)
-            .objects(&(nodes() + objects))
+            .manifests(&(nodes() + objects))
             .open()
             .expect("session")
     }

@@ -270,9 +270,9 @@ impl Plugin for NodeOrder {
 mod tests {
     use super::*;
     use crate::framework::{Session, Statement};
-    use crate::plugins::testing::{
-        JOB, all_nodes, conf, node, node_id, pod, running_pod, session, task,
-    };
+    use crate::harness::find::{all_nodes, node_id, task};
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
 
     const KEYS: [&str; 8] = [
         "leastrequested.weight",

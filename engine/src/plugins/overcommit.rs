@@ -102,7 +102,9 @@ impl Plugin for Overcommit {
 mod tests {
     use super::*;
     use crate::framework::Session;
-    use crate::plugins::yaml_cluster::{self, job, node, pod, pod_group};
+    use crate::harness::find::job;
+    use crate::harness::objects::{group_pod, pod_group, sized_node};
+    use crate::harness::session;
 
     fn conf(factor: &str) -> String {
         format!(
@@ -113,10 +115,10 @@ mod tests {
     /// Volcano's overcommit test cluster (6 cpu, 20Gi) with one Inqueue PodGroup.
     fn cluster(factor: &str, min_resources: &str) -> Session {
         let mut m = String::from("kind: Queue\nmetadata: {name: c1}\n");
-        m += &node("n1", "{cpu: 2, memory: 4Gi}");
-        m += &node("n2", "{cpu: 4, memory: 16Gi}");
+        m += &sized_node("n1", "{cpu: 2, memory: 4Gi}");
+        m += &sized_node("n2", "{cpu: 4, memory: 16Gi}");
         m += &pod_group("test-namespace/pg1", "c1", 2, min_resources, "Inqueue");
-        yaml_cluster::open(&conf(factor), &m)
+        session(&conf(factor), &m)
     }
 
     /// The conformance cases' call order: JobEnqueued first, then JobEnqueueable.
@@ -165,13 +167,13 @@ mod tests {
     #[test]
     fn running_usage_and_running_jobs_remaining_minimum_take_room() {
         let mut m = String::from("kind: Queue\nmetadata: {name: q}\n");
-        m += &node("n1", "{cpu: 10, memory: 10Gi}");
+        m += &sized_node("n1", "{cpu: 10, memory: 10Gi}");
         m += &pod_group("ns/run", "q", 1, "{cpu: 6}", "Running");
-        m += &pod("ns/run-0", "run", "n1", "{cpu: 2}", "Running");
+        m += &group_pod("ns/run-0", "run", "n1", "{cpu: 2}", "Running");
         m += &pod_group("ns/fits", "q", 1, "{cpu: 4}", "Pending");
         m += &pod_group("ns/big", "q", 1, "{cpu: 5}", "Pending");
         m += &pod_group("ns/free", "q", 1, "", "Pending");
-        let ssn = yaml_cluster::open(&conf("1.0"), &m);
+        let ssn = session(&conf("1.0"), &m);
         // 10 cpu less 2 used less the 4 the running job still reserves leaves 4.
         assert!(ssn.job_enqueueable(job(&ssn, "ns/fits")));
         assert!(!ssn.job_enqueueable(job(&ssn, "ns/big")));

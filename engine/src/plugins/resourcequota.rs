@@ -190,7 +190,7 @@ mod tests {
     fn session(objects: &str) -> Session {
         let base = "- {kind: Queue, metadata: {name: q}, status: {state: Open}}\n";
         Harness::new(CONF)
-            .objects(&format!("{base}{objects}"))
+            .manifests(&format!("{base}{objects}"))
             .open()
             .expect("session")
     }

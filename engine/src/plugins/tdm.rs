@@ -298,7 +298,7 @@ mod tests {
     use super::*;
     use crate::framework::Session;
     use crate::harness::Harness;
-    use crate::plugins::testing::{node_id, task};
+    use crate::harness::find::{node_id, task};
 
     /// 2026-01-01 at `hh:mm` UTC.
     fn at(hh: i64, mm: i64) -> crate::api::Time {
@@ -310,7 +310,7 @@ mod tests {
             "actions: allocate\ntiers:\n- plugins:\n  - name: tdm\n    arguments: {{{args}}}\n"
         );
         let mut ssn = Harness::new(&conf)
-            .objects(&format!(
+            .manifests(&format!(
                 "- {{kind: Queue, metadata: {{name: q}}, status: {{state: Open}}}}\n{objects}"
             ))
             .open()

@@ -159,7 +159,7 @@ fn distribute_limits(attrs: &mut [QueueAttr], root: QueueId) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::yaml_cluster;
+    use crate::harness::{ALLOCATE_ONLY, session};
 
     const QUEUES: &str = r#"
 kind: Queue
@@ -183,7 +183,7 @@ status: {allocatable: {cpu: 8, memory: 8Gi, nvidia.com/gpu: 8, pods: 10}}
 "#;
 
     fn hierarchy(extra: &str) -> Result<Hierarchy, Broken> {
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, &format!("{QUEUES}{extra}"));
+        let ssn = session(ALLOCATE_ONLY, &format!("{QUEUES}{extra}"));
         build(&ssn.state)
     }
 

@@ -352,7 +352,9 @@ impl Plugin for Capacity {
 mod tests {
     use super::*;
     use crate::framework::{Session, Statement};
-    use crate::plugins::yaml_cluster::{self, job, node, pod, pod_group, queue, task};
+    use crate::harness::find::{job, queue, task};
+    use crate::harness::objects::{group_pod, pod_group, sized_node};
+    use crate::harness::session;
 
     const FLAT: &str =
         "actions: enqueue, allocate, reclaim\ntiers:\n- plugins:\n  - name: capacity\n";
@@ -387,13 +389,13 @@ mod tests {
     fn task_beyond_queue_capability_is_not_allocatable() {
         // Conformance capacity flat-case1.
         let mut m = q("q2", "{capability: {cpu: 1.5, memory: 1.5Gi}}");
-        m += &node("n1", "{cpu: 2, memory: 4Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 2, memory: 4Gi, pods: 10}");
         m += &pod_group("ns1/pg3", "q2", 1, "", "Running");
         m += &pod_group("ns1/pg4", "q2", 1, "", "Inqueue");
-        m += &pod("ns1/p3", "pg3", "n1", "{cpu: 1, memory: 1Gi}", "Running");
-        m += &pod("ns1/p4", "pg4", "", "{cpu: 1, memory: 1Gi}", "Pending");
-        m += &pod("ns1/p5", "pg4", "", "{cpu: 0.5, memory: 0.5Gi}", "Pending");
-        let ssn = yaml_cluster::open(FLAT, &m);
+        m += &group_pod("ns1/p3", "pg3", "n1", "{cpu: 1, memory: 1Gi}", "Running");
+        m += &group_pod("ns1/p4", "pg4", "", "{cpu: 1, memory: 1Gi}", "Pending");
+        m += &group_pod("ns1/p5", "pg4", "", "{cpu: 0.5, memory: 0.5Gi}", "Pending");
+        let ssn = session(FLAT, &m);
         let q2 = queue(&ssn, "q2");
         assert!(!ssn.allocatable(q2, task(&ssn, "ns1/p4")));
         assert!(ssn.allocatable(q2, task(&ssn, "ns1/p5")));
@@ -403,14 +405,14 @@ mod tests {
     fn over_deserved() -> Session {
         let mut m = q("q3", "{deserved: {cpu: 2, memory: 4Gi}}")
             + &q("q4", "{deserved: {cpu: 2, memory: 4Gi}}");
-        m += &node("n1", "{cpu: 2, memory: 4Gi, pods: 10}");
-        m += &node("n2", "{cpu: 2, memory: 4Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 2, memory: 4Gi, pods: 10}");
+        m += &sized_node("n2", "{cpu: 2, memory: 4Gi, pods: 10}");
         m += &pod_group("ns1/pg5", "q3", 1, "", "Running");
         m += &pod_group("ns1/pg6", "q4", 1, "", "Inqueue");
-        m += &pod("ns1/p5", "pg5", "n1", "{cpu: 2, memory: 4Gi}", "Running");
-        m += &pod("ns1/p6", "pg5", "n2", "{cpu: 2, memory: 4Gi}", "Running");
-        m += &pod("ns1/p7", "pg6", "", "{cpu: 2, memory: 4Gi}", "Pending");
-        yaml_cluster::open(FLAT, &m)
+        m += &group_pod("ns1/p5", "pg5", "n1", "{cpu: 2, memory: 4Gi}", "Running");
+        m += &group_pod("ns1/p6", "pg5", "n2", "{cpu: 2, memory: 4Gi}", "Running");
+        m += &group_pod("ns1/p7", "pg6", "", "{cpu: 2, memory: 4Gi}", "Pending");
+        session(FLAT, &m)
     }
 
     #[test]
@@ -461,20 +463,20 @@ mod tests {
                 "queue18",
                 "{deserved: {cpu: 2, memory: 4Gi, nvidia.com/gpu: 1}}",
             );
-        m += &node("n8", "{cpu: 4, memory: 8Gi, nvidia.com/gpu: 1, pods: 10}");
+        m += &sized_node("n8", "{cpu: 4, memory: 8Gi, nvidia.com/gpu: 1, pods: 10}");
         m += &pod_group("ns1/pg26", "queue17", 1, "", "Running");
         m += &pod_group("ns1/pg30", "queue18", 1, "", "Inqueue");
-        m += &pod("ns1/p26", "pg26", "n8", "{cpu: 0, memory: 4Gi}", "Running");
-        m += &pod("ns1/p27", "pg26", "n8", "{cpu: 1, memory: 0}", "Running");
-        m += &pod("ns1/p28", "pg26", "n8", "{nvidia.com/gpu: 1}", "Running");
-        m += &pod(
+        m += &group_pod("ns1/p26", "pg26", "n8", "{cpu: 0, memory: 4Gi}", "Running");
+        m += &group_pod("ns1/p27", "pg26", "n8", "{cpu: 1, memory: 0}", "Running");
+        m += &group_pod("ns1/p28", "pg26", "n8", "{nvidia.com/gpu: 1}", "Running");
+        m += &group_pod(
             "ns1/p30",
             "pg30",
             "",
             "{cpu: 1, nvidia.com/gpu: 1}",
             "Pending",
         );
-        let ssn = yaml_cluster::open(FLAT, &m);
+        let ssn = session(FLAT, &m);
         let cands = tasks(&ssn, &["ns1/p26", "ns1/p27", "ns1/p28"]);
         assert_eq!(
             ssn.reclaimable(task(&ssn, "ns1/p30"), &cands),
@@ -487,18 +489,18 @@ mod tests {
         // Conformance capacity flat-case9.
         let mut m = q("queue19", "{deserved: {nvidia.com/gpu: 1}}")
             + &q("queue20", "{deserved: {cpu: 2, memory: 2Gi}}");
-        m += &node("n8", "{cpu: 4, memory: 8Gi, nvidia.com/gpu: 1, pods: 10}");
+        m += &sized_node("n8", "{cpu: 4, memory: 8Gi, nvidia.com/gpu: 1, pods: 10}");
         m += &pod_group("ns1/pg31", "queue19", 1, "", "Running");
         m += &pod_group("ns1/pg32", "queue20", 1, "", "Inqueue");
-        m += &pod(
+        m += &group_pod(
             "ns1/p31",
             "pg31",
             "n8",
             "{cpu: 4, memory: 4Gi, nvidia.com/gpu: 1}",
             "Running",
         );
-        m += &pod("ns1/p32", "pg32", "", "{cpu: 1, memory: 1Gi}", "Pending");
-        let ssn = yaml_cluster::open(FLAT, &m);
+        m += &group_pod("ns1/p32", "pg32", "", "{cpu: 1, memory: 1Gi}", "Pending");
+        let ssn = session(FLAT, &m);
         assert!(
             ssn.reclaimable(task(&ssn, "ns1/p32"), &tasks(&ssn, &["ns1/p31"]))
                 .is_empty()
@@ -509,13 +511,13 @@ mod tests {
     fn guarantee_protects_the_tasks_it_covers() {
         let mut m = q("g", "{deserved: {cpu: 1}, guarantee: {resource: {cpu: 2}}}")
             + &q("o", "{deserved: {cpu: 2}}");
-        m += &node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
         m += &pod_group("ns/g", "g", 1, "", "Running");
         m += &pod_group("ns/o", "o", 1, "", "Inqueue");
-        m += &pod("ns/g-0", "g", "n1", "{cpu: 1}", "Running");
-        m += &pod("ns/g-1", "g", "n1", "{cpu: 1}", "Running");
-        m += &pod("ns/o-0", "o", "", "{cpu: 1}", "Pending");
-        let ssn = yaml_cluster::open(FLAT, &m);
+        m += &group_pod("ns/g-0", "g", "n1", "{cpu: 1}", "Running");
+        m += &group_pod("ns/g-1", "g", "n1", "{cpu: 1}", "Running");
+        m += &group_pod("ns/o-0", "o", "", "{cpu: 1}", "Pending");
+        let ssn = session(FLAT, &m);
         assert!(
             ssn.reclaimable(task(&ssn, "ns/o-0"), &tasks(&ssn, &["ns/g-0", "ns/g-1"]))
                 .is_empty()
@@ -528,7 +530,7 @@ mod tests {
             + &q("b-half", "{deserved: {cpu: 4}}")
             + &q("c-full", "{deserved: {cpu: 1}}");
         m += &q("d-vip", "{priority: 5}");
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 10}");
         for (g, qn, cpu) in [
             ("a", "a-best-effort", 1),
             ("b", "b-half", 2),
@@ -536,7 +538,7 @@ mod tests {
             ("d", "d-vip", 1),
         ] {
             m += &pod_group(&format!("ns/{g}"), qn, 1, "", "Running");
-            m += &pod(
+            m += &group_pod(
                 &format!("ns/{g}-0"),
                 g,
                 "n1",
@@ -544,7 +546,7 @@ mod tests {
                 "Running",
             );
         }
-        let ssn = yaml_cluster::open(FLAT, &m);
+        let ssn = session(FLAT, &m);
         let [be, half, full, vip] =
             ["a-best-effort", "b-half", "c-full", "d-vip"].map(|n| queue(&ssn, n));
         assert!(ssn.queue_order_less(vip, half), "priority first");
@@ -571,14 +573,14 @@ mod tests {
                 "{parent: q3, capability: {cpu: 4, memory: 4Gi}, deserved: {cpu: 2, memory: 2Gi}}",
             );
         }
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
         m += &pod_group("ns1/pg5", "q31", 1, "", "Running");
         m += &pod_group("ns1/pg7", "q32", 1, "", "Running");
         m += &pod_group("ns1/pg8", "q33", 1, "", "Inqueue");
-        m += &pod("ns1/p6", "pg5", "n1", "{cpu: 2, memory: 2Gi}", "Running");
-        m += &pod("ns1/p9", "pg7", "n1", "{cpu: 2, memory: 2Gi}", "Running");
-        m += &pod("ns1/p10", "pg8", "", "{cpu: 3, memory: 3Gi}", "Pending");
-        let ssn = yaml_cluster::open(&hierarchical(0), &m);
+        m += &group_pod("ns1/p6", "pg5", "n1", "{cpu: 2, memory: 2Gi}", "Running");
+        m += &group_pod("ns1/p9", "pg7", "n1", "{cpu: 2, memory: 2Gi}", "Running");
+        m += &group_pod("ns1/p10", "pg8", "", "{cpu: 3, memory: 3Gi}", "Pending");
+        let ssn = session(&hierarchical(0), &m);
         assert!(!ssn.allocatable(queue(&ssn, "q33"), task(&ssn, "ns1/p10")));
         assert!(
             !ssn.allocatable(queue(&ssn, "q3"), task(&ssn, "ns1/p10")),
@@ -591,10 +593,10 @@ mod tests {
         // Conformance capacity hierarchy-case6: q61 and q62 share q6's 2 cpu / 4Gi.
         let mut m = q("root", "{}") + &q("q6", "{parent: root, capability: {cpu: 2, memory: 4Gi}}");
         m += &(q("q61", "{parent: q6}") + &q("q62", "{parent: q6}"));
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
         m += &pod_group("ns1/pg10", "q61", 1, "{cpu: 2, memory: 4Gi}", "Pending");
         m += &pod_group("ns1/pg11", "q62", 1, "{cpu: 2, memory: 4Gi}", "Pending");
-        let mut ssn = yaml_cluster::open(&hierarchical(0), &m);
+        let mut ssn = session(&hierarchical(0), &m);
         let (pg10, pg11) = (job(&ssn, "ns1/pg10"), job(&ssn, "ns1/pg11"));
         assert!(ssn.job_enqueueable(pg10));
         ssn.job_enqueued(pg10);
@@ -611,12 +613,12 @@ mod tests {
     fn allocation_is_booked_on_the_ancestors() {
         let mut m = q("root", "{}") + &q("p", "{parent: root, capability: {cpu: 2}}");
         m += &(q("a", "{parent: p}") + &q("b", "{parent: p}"));
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
         m += &pod_group("ns/a", "a", 1, "", "Inqueue");
         m += &pod_group("ns/b", "b", 1, "", "Inqueue");
-        m += &pod("ns/a-0", "a", "", "{cpu: 2}", "Pending");
-        m += &pod("ns/b-0", "b", "", "{cpu: 1}", "Pending");
-        let mut ssn = yaml_cluster::open(&hierarchical(0), &m);
+        m += &group_pod("ns/a-0", "a", "", "{cpu: 2}", "Pending");
+        m += &group_pod("ns/b-0", "b", "", "{cpu: 1}", "Pending");
+        let mut ssn = session(&hierarchical(0), &m);
         let (b, b0) = (queue(&ssn, "b"), task(&ssn, "ns/b-0"));
         assert!(ssn.allocatable(b, b0));
         let (a0, n1) = (task(&ssn, "ns/a-0"), ssn.state.snap.nodes.id("n1").unwrap());
@@ -630,12 +632,12 @@ mod tests {
     #[test]
     fn broken_hierarchy_refuses_everything() {
         let mut m = q("root", "{}") + &q("inner", "{parent: root}") + &q("leaf", "{parent: inner}");
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 11}");
         m += &pod_group("ns/x", "inner", 1, "", "Inqueue");
         m += &pod_group("ns/y", "leaf", 1, "", "Running");
-        m += &pod("ns/x-0", "x", "", "{cpu: 1}", "Pending");
-        m += &pod("ns/y-0", "y", "n1", "{cpu: 1}", "Running");
-        let ssn = yaml_cluster::open(&hierarchical(0), &m);
+        m += &group_pod("ns/x-0", "x", "", "{cpu: 1}", "Pending");
+        m += &group_pod("ns/y-0", "y", "n1", "{cpu: 1}", "Running");
+        let ssn = session(&hierarchical(0), &m);
         let (leaf, x0) = (queue(&ssn, "leaf"), task(&ssn, "ns/x-0"));
         assert!(!ssn.allocatable(leaf, x0));
         assert!(!ssn.preemptive(leaf, &[x0]));
@@ -654,14 +656,14 @@ mod tests {
         m += &(q("a", "{parent: p1, deserved: {cpu: 4}}")
             + &q("b", "{parent: p1, deserved: {cpu: 4}}"));
         m += &q("c", "{parent: p2, deserved: {cpu: 4}}");
-        m += &node("n1", "{cpu: 16, memory: 8Gi, pods: 20}");
+        m += &sized_node("n1", "{cpu: 16, memory: 8Gi, pods: 20}");
         for (g, qn, n) in [("a", "a", 1), ("b", "b", 3), ("c", "c", 2)] {
             m += &pod_group(&format!("ns/{g}"), qn, 1, "", "Running");
             for i in 0..n {
-                m += &pod(&format!("ns/{g}-{i}"), g, "n1", "{cpu: 1}", "Running");
+                m += &group_pod(&format!("ns/{g}-{i}"), g, "n1", "{cpu: 1}", "Running");
             }
         }
-        yaml_cluster::open(&hierarchical(0), &m)
+        session(&hierarchical(0), &m)
     }
 
     #[test]
@@ -715,24 +717,24 @@ mod tests {
             "queue-b",
             "{parent: parent-b, capability: {cpu: 2, memory: 2Gi}, deserved: {cpu: 1, memory: 1Gi}}",
         );
-        m += &node("n1", "{cpu: 2, memory: 2Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 2, memory: 2Gi, pods: 10}");
         m += &pod_group("ns1/pg-victim", "queue-b", 1, "", "Running");
         m += &pod_group("ns1/pg-reclaimer", "queue-a", 1, "", "Inqueue");
-        m += &pod(
+        m += &group_pod(
             "ns1/p-victim",
             "pg-victim",
             "n1",
             "{cpu: 2, memory: 2Gi}",
             "Running",
         );
-        m += &pod(
+        m += &group_pod(
             "ns1/p-reclaimer",
             "pg-reclaimer",
             "",
             "{cpu: 2, memory: 2Gi}",
             "Pending",
         );
-        yaml_cluster::open(&hierarchical(level), &m)
+        session(&hierarchical(level), &m)
     }
 
     #[test]
@@ -756,27 +758,27 @@ mod tests {
         m += &q("queue1", "{parent: root, deserved: {nvidia.com/a100: 1}}");
         m += &q("queue11", "{parent: queue1}");
         m += &q("queue2", "{parent: root}");
-        m += &node(
+        m += &sized_node(
             "n1",
             "{cpu: 16, memory: 16Gi, nvidia.com/a100: 4, rdma/hca: 1001, pods: 11}",
         );
         m += &pod_group("ns1/pg1", "queue2", 1, "", "Running");
         m += &pod_group("ns1/pg2", "queue11", 1, "", "Inqueue");
-        m += &pod(
+        m += &group_pod(
             "ns1/p1",
             "pg1",
             "n1",
             "{cpu: 1, memory: 1Gi, nvidia.com/a100: 4, rdma/hca: 1}",
             "Running",
         );
-        m += &pod(
+        m += &group_pod(
             "ns1/p2",
             "pg2",
             "",
             "{cpu: 1, memory: 1Gi, nvidia.com/a100: 1, rdma/hca: 1}",
             "Pending",
         );
-        yaml_cluster::open(&hierarchical(level), &m)
+        session(&hierarchical(level), &m)
     }
 
     #[test]
@@ -806,24 +808,24 @@ mod tests {
             "child2",
             "{parent: parent2, deserved: {nvidia.com/a100: 1}}",
         );
-        m += &node("n1", "{cpu: 8, memory: 8Gi, nvidia.com/a100: 1, pods: 11}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, nvidia.com/a100: 1, pods: 11}");
         m += &pod_group("ns1/pg1", "child1", 1, "", "Running");
         m += &pod_group("ns1/pg2", "child2", 1, "", "Pending");
-        m += &pod(
+        m += &group_pod(
             "ns1/p1",
             "pg1",
             "n1",
             "{cpu: 1, memory: 1Gi, nvidia.com/a100: 1}",
             "Running",
         );
-        m += &pod(
+        m += &group_pod(
             "ns1/p2",
             "pg2",
             "",
             "{cpu: 1, memory: 1Gi, nvidia.com/a100: 1}",
             "Pending",
         );
-        let ssn = yaml_cluster::open(&hierarchical(1), &m);
+        let ssn = session(&hierarchical(1), &m);
         assert!(
             ssn.reclaimable(task(&ssn, "ns1/p2"), &tasks(&ssn, &["ns1/p1"]))
                 .is_empty()
@@ -839,17 +841,17 @@ mod tests {
                 "{parent: root, capability: {cpu: 4, memory: 4Gi}, deserved: {cpu: 4, memory: 4Gi}}",
             );
         m += &(q("queue-a", "{parent: parent}") + &q("queue-b", "{parent: parent}"));
-        m += &node("n1", "{cpu: 2, memory: 2Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 2, memory: 2Gi, pods: 10}");
         m += &pod_group("ns1/pg-victim", "queue-b", 1, "", "Running");
         m += &pod_group("ns1/pg-reclaimer", "queue-a", 1, "", "Inqueue");
-        m += &pod(
+        m += &group_pod(
             "ns1/p-victim",
             "pg-victim",
             "n1",
             "{cpu: 2, memory: 2Gi}",
             "Running",
         );
-        m += &pod(
+        m += &group_pod(
             "ns1/p-reclaimer",
             "pg-reclaimer",
             "",
@@ -857,12 +859,12 @@ mod tests {
             "Pending",
         );
         let cands = |ssn: &Session| tasks(ssn, &["ns1/p-victim"]);
-        let ssn = yaml_cluster::open(&hierarchical(1), &m);
+        let ssn = session(&hierarchical(1), &m);
         assert!(
             ssn.reclaimable(task(&ssn, "ns1/p-reclaimer"), &cands(&ssn))
                 .is_empty()
         );
-        let ssn = yaml_cluster::open(&hierarchical(0), &m);
+        let ssn = session(&hierarchical(0), &m);
         assert_eq!(
             ssn.reclaimable(task(&ssn, "ns1/p-reclaimer"), &cands(&ssn)),
             cands(&ssn),

@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::framework::Session;
-use crate::plugins::testing::{conf, node_id, session, task};
+use crate::harness::find::{node_id, task};
+use crate::harness::{conf, session};
 
 /// Queue `q` and an admitted PodGroup `ns/pg`.
 const JOB: &str = "- {kind: Queue, metadata: {name: q}}\n- {kind: PodGroup, metadata: {name: pg, namespace: ns}, spec: {queue: q, minMember: 1}, status: {phase: Inqueue}}\n";

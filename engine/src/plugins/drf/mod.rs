@@ -241,7 +241,9 @@ impl Plugin for Drf {
 mod tests {
     use super::*;
     use crate::framework::{Session, Statement};
-    use crate::plugins::yaml_cluster::{self, job, node, pod, pod_group, queue, task};
+    use crate::harness::find::{job, queue, task};
+    use crate::harness::objects::{group_pod, pod_group, sized_node};
+    use crate::harness::session;
 
     const FLAT: &str = "actions: allocate, preempt\ntiers:\n- plugins:\n  - name: drf\n";
     const HIERARCHICAL: &str = "actions: allocate, reclaim\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n";
@@ -261,16 +263,16 @@ mod tests {
             } else {
                 ("", "Pending")
             };
-            m += &pod(&format!("ns/{name}-{i}"), name, node, "{cpu: 1}", phase);
+            m += &group_pod(&format!("ns/{name}-{i}"), name, node, "{cpu: 1}", phase);
         }
         m
     }
 
     fn flat(jobs: &str) -> Session {
         let m = String::from("kind: Queue\nmetadata: {name: q}\n")
-            + &node("n1", "{cpu: 10, memory: 10Gi, pods: 100}")
+            + &sized_node("n1", "{cpu: 10, memory: 10Gi, pods: 100}")
             + jobs;
-        yaml_cluster::open(FLAT, &m)
+        session(FLAT, &m)
     }
 
     #[test]
@@ -317,8 +319,9 @@ mod tests {
     }
 
     fn hierarchical(queues: &str, jobs: &str) -> Session {
-        let m = String::from(queues) + &node("n1", "{cpu: 10, memory: 10Gi, pods: 100}") + jobs;
-        yaml_cluster::open(HIERARCHICAL, &m)
+        let m =
+            String::from(queues) + &sized_node("n1", "{cpu: 10, memory: 10Gi, pods: 100}") + jobs;
+        session(HIERARCHICAL, &m)
     }
 
     #[test]

@@ -402,7 +402,9 @@ impl<'a> Cluster<'a> {
 mod tests {
     use super::*;
     use crate::framework::Statement;
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, running_pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
 
     fn objects() -> String {
         let anti = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {a: b}}, topologyKey: zone}]}}";
@@ -551,19 +553,19 @@ mod tests {
                 .get("cpu")
         };
         let conf = conf("nodeorder", "");
-        let first = Harness::new(&conf).objects(&objects("n2"));
+        let first = Harness::new(&conf).manifests(&objects("n2"));
         let first = first.open_with(options()).unwrap();
         assert_eq!(requested(&first, "n2"), 250);
         // Pod b moves to n1; a snapshot that does not list n2 keeps n2's sums.
         let serial = first.state.snap.serial;
-        let second = Harness::new(&conf).objects(&objects("n1"));
+        let second = Harness::new(&conf).manifests(&objects("n1"));
         let second = second.nodes_changed_since(serial, &["n1"]);
         let second = second.open_with(options()).unwrap();
         assert_eq!(requested(&second, "n1"), 500, "listed: summed again");
         assert_eq!(requested(&second, "n2"), 250, "not listed: taken over");
         // Listing both gives the sums built afresh.
         let serial = second.state.snap.serial;
-        let third = Harness::new(&conf).objects(&objects("n1"));
+        let third = Harness::new(&conf).manifests(&objects("n1"));
         let third = third.nodes_changed_since(serial, &["n1", "n2"]);
         let third = third.open_with(options()).unwrap();
         assert_eq!((requested(&third, "n1"), requested(&third, "n2")), (500, 0));

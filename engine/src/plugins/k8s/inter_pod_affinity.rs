@@ -229,8 +229,10 @@ pub fn filter(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::find::task;
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
     use crate::plugins::k8s::ClusterView;
-    use crate::plugins::testing::{JOB, conf, node, pod, running_pod, session, task};
 
     fn pre(objects: &[String], p: &str) -> Result<Option<InterPodAffinityState>, Status> {
         let ssn = session(

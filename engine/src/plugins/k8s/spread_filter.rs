@@ -111,8 +111,10 @@ pub fn filter(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::find::task;
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
     use crate::plugins::k8s::ClusterView;
-    use crate::plugins::testing::{JOB, conf, node, pod, running_pod, session, task};
 
     fn state(
         constraint: &str,

@@ -207,8 +207,10 @@ fn normalize(scores: &mut [i64], ignored: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::find::{all_nodes, task};
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
     use crate::plugins::k8s::ClusterView;
-    use crate::plugins::testing::{JOB, all_nodes, conf, node, pod, running_pod, session, task};
 
     fn scores_of(constraint_key: &str, nodes: &[String]) -> Option<Vec<i64>> {
         let objects = [

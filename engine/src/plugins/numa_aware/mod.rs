@@ -291,7 +291,9 @@ impl Plugin for NumaAware {
 #[cfg(test)]
 mod tests {
     use crate::framework::{Session, Statement, StatusCode};
-    use crate::plugins::testing::{JOB, node, node_id, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node};
+    use crate::harness::session;
 
     const CONF: &str = "actions: allocate\ntiers:\n- plugins:\n  - name: numa-aware\n";
 

@@ -757,7 +757,9 @@ impl Plugin for Predicates {
 mod tests {
     use super::*;
     use crate::framework::{FitErrors, Session, Statement};
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, running_pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod, running_pod};
+    use crate::harness::{conf, session};
 
     const ANTI_WORKER: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {role: worker}}, topologyKey: kubernetes.io/hostname}]}}";
 

@@ -236,7 +236,9 @@ fn opened_figures(name: &str, attr: Option<&QueueAttr>) -> QueueFigures {
 mod tests {
     use super::*;
     use crate::framework::{Session, Statement};
-    use crate::plugins::yaml_cluster::{self, job, node, pod, pod_group, queue, task};
+    use crate::harness::find::{job, queue, task};
+    use crate::harness::objects::{group_pod, pod_group, sized_node};
+    use crate::harness::{ALLOCATE_ONLY, session};
 
     const CONF: &str = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: proportion\n";
 
@@ -246,12 +248,12 @@ mod tests {
         let mut s = String::from(
             "kind: Queue\nmetadata: {name: q1}\nspec: {capability: {cpu: 2, memory: 2G}}\n---\nkind: Queue\nmetadata: {name: q2}\nspec: {capability: {cpu: 3, memory: 3G}}\n",
         );
-        s += &node("n1", "{cpu: 2, memory: 2G, pods: 10}");
-        s += &node("n2", "{cpu: 2, memory: 2G, pods: 10}");
+        s += &sized_node("n1", "{cpu: 2, memory: 2G, pods: 10}");
+        s += &sized_node("n2", "{cpu: 2, memory: 2G, pods: 10}");
         s += &pod_group("ns1/pg1", "q1", 1, "{cpu: 1, memory: 2G}", "Running");
         s += &pod_group("ns1/pg2", "q2", 1, "{cpu: 2, memory: 1G}", "Running");
-        s += &pod("ns1/pod1", "pg1", "n1", "{cpu: 1, memory: 2G}", "Running");
-        s += &pod("ns1/pod2", "pg2", "n2", "{cpu: 2, memory: 1G}", "Running");
+        s += &group_pod("ns1/pod1", "pg1", "n1", "{cpu: 1, memory: 2G}", "Running");
+        s += &group_pod("ns1/pod2", "pg2", "n2", "{cpu: 2, memory: 1G}", "Running");
         s + extra
     }
 
@@ -267,12 +269,12 @@ mod tests {
         let mut m = String::from(
             "kind: Queue\nmetadata: {name: light}\nspec: {weight: 1}\n---\nkind: Queue\nmetadata: {name: heavy}\nspec: {weight: 3}\n",
         );
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 20}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 20}");
         m += &pod_group("ns/a", "light", 1, "", "Inqueue");
         m += &pod_group("ns/b", "heavy", 1, "", "Inqueue");
-        m += &pod("ns/a-0", "a", "", "{cpu: 6, memory: 1Gi}", "Pending");
-        m += &pod("ns/b-0", "b", "", "{cpu: 3, memory: 1Gi}", "Pending");
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, &m);
+        m += &group_pod("ns/a-0", "a", "", "{cpu: 6, memory: 1Gi}", "Pending");
+        m += &group_pod("ns/b-0", "b", "", "{cpu: 3, memory: 1Gi}", "Pending");
+        let ssn = session(ALLOCATE_ONLY, &m);
         let p = opened(&ssn);
         let deserved = |name| p.attr(queue(&ssn, name)).unwrap().deserved.milli_cpu;
         // Round 1 gives heavy 6 of 8 cpu, capped at its 3; light gets 2, then the 3 left over.
@@ -285,12 +287,12 @@ mod tests {
         let mut m = String::from(
             "kind: Queue\nmetadata: {name: g}\nspec: {guarantee: {resource: {cpu: 3}}}\n---\nkind: Queue\nmetadata: {name: o}\n",
         );
-        m += &node("n1", "{cpu: 4, memory: 4Gi, pods: 20}");
+        m += &sized_node("n1", "{cpu: 4, memory: 4Gi, pods: 20}");
         m += &pod_group("ns/a", "g", 1, "", "Inqueue");
         m += &pod_group("ns/b", "o", 1, "", "Inqueue");
-        m += &pod("ns/a-0", "a", "", "{cpu: 1}", "Pending");
-        m += &pod("ns/b-0", "b", "", "{cpu: 4}", "Pending");
-        let ssn = yaml_cluster::open(yaml_cluster::ALLOCATE_ONLY, &m);
+        m += &group_pod("ns/a-0", "a", "", "{cpu: 1}", "Pending");
+        m += &group_pod("ns/b-0", "b", "", "{cpu: 4}", "Pending");
+        let ssn = session(ALLOCATE_ONLY, &m);
         let p = opened(&ssn);
         let g = p.attr(queue(&ssn, "g")).unwrap();
         let o = p.attr(queue(&ssn, "o")).unwrap();
@@ -310,10 +312,10 @@ mod tests {
         let mut m = cluster("");
         m += "---\nkind: Queue\nmetadata: {name: vip}\nspec: {priority: 10}\n---\nkind: Queue\nmetadata: {name: zz}\n";
         m += &pod_group("ns1/pg8", "vip", 1, "", "Running");
-        m += &pod("ns1/pod8", "pg8", "n1", "{cpu: 1}", "Running");
+        m += &group_pod("ns1/pod8", "pg8", "n1", "{cpu: 1}", "Running");
         m += &pod_group("ns1/pg9", "zz", 1, "", "Inqueue");
-        m += &pod("ns1/pod9", "pg9", "", "{cpu: 1}", "Pending");
-        let ssn = yaml_cluster::open(CONF, &m);
+        m += &group_pod("ns1/pod9", "pg9", "", "{cpu: 1}", "Pending");
+        let ssn = session(CONF, &m);
         let (q1, q2, vip, zz) = (
             queue(&ssn, "q1"),
             queue(&ssn, "q2"),
@@ -335,7 +337,7 @@ mod tests {
 
     #[test]
     fn queue_holding_its_deserved_share_is_overused() {
-        let ssn = yaml_cluster::open(CONF, &cluster(""));
+        let ssn = session(CONF, &cluster(""));
         assert!(
             ssn.overused(queue(&ssn, "q1")),
             "deserved is capped at the request, all allocated"
@@ -346,8 +348,8 @@ mod tests {
     fn allocatable_compares_only_the_dimensions_the_task_requests() {
         // Conformance proportion case1: q2's cpu is used up but pod4 asks for memory only.
         let extra = pod_group("ns1/pg4", "q2", 1, "{cpu: 0, memory: 1G}", "Pending")
-            + &pod("ns1/pod4", "pg4", "", "{cpu: 0, memory: 1G}", "Pending");
-        let ssn = yaml_cluster::open(CONF, &cluster(&extra));
+            + &group_pod("ns1/pod4", "pg4", "", "{cpu: 0, memory: 1G}", "Pending");
+        let ssn = session(CONF, &cluster(&extra));
         assert!(ssn.job_enqueueable(job(&ssn, "ns1/pg4")));
         assert!(ssn.allocatable(queue(&ssn, "q2"), task(&ssn, "ns1/pod4")));
         assert!(ssn.preemptive(queue(&ssn, "q2"), &[task(&ssn, "ns1/pod4")]));
@@ -357,8 +359,8 @@ mod tests {
     fn task_beyond_deserved_is_not_allocatable() {
         // Conformance proportion case3: q1 deserves only what it runs.
         let extra = pod_group("ns1/pg5", "q1", 1, "{cpu: 1, memory: 1G}", "Inqueue")
-            + &pod("ns1/pod5", "pg5", "", "{cpu: 1, memory: 1G}", "Pending");
-        let ssn = yaml_cluster::open(CONF, &cluster(&extra));
+            + &group_pod("ns1/pod5", "pg5", "", "{cpu: 1, memory: 1G}", "Pending");
+        let ssn = session(CONF, &cluster(&extra));
         assert!(!ssn.allocatable(queue(&ssn, "q1"), task(&ssn, "ns1/pod5")));
     }
 
@@ -366,8 +368,8 @@ mod tests {
     fn job_beyond_real_capability_is_refused_with_a_pod_group_event() {
         // Conformance proportion case2: q1 would hold 2 cpu / 3G against a 2 cpu / 2G capability.
         let extra = pod_group("ns1/pg5", "q1", 1, "{cpu: 1, memory: 1G}", "Pending")
-            + &pod("ns1/pod5", "pg5", "", "{cpu: 1, memory: 1G}", "Pending");
-        let mut ssn = yaml_cluster::open(CONF, &cluster(&extra));
+            + &group_pod("ns1/pod5", "pg5", "", "{cpu: 1, memory: 1G}", "Pending");
+        let mut ssn = session(CONF, &cluster(&extra));
         assert!(!ssn.job_enqueueable(job(&ssn, "ns1/pg5")));
         let events = ssn.state.take_events();
         assert_eq!(events.len(), 1);
@@ -385,10 +387,10 @@ mod tests {
         let mut m = String::from(
             "kind: Queue\nmetadata: {name: q3}\nspec: {capability: {cpu: 3, memory: 3G}}\nstatus: {state: Closed}\n",
         );
-        m += &node("n1", "{cpu: 2, memory: 2G, pods: 10}");
+        m += &sized_node("n1", "{cpu: 2, memory: 2G, pods: 10}");
         m += &pod_group("ns1/pg6", "q3", 1, "{cpu: 1, memory: 1G}", "Pending");
-        m += &pod("ns1/pod6", "pg6", "", "{cpu: 1, memory: 1G}", "Pending");
-        let mut ssn = yaml_cluster::open(CONF, &m);
+        m += &group_pod("ns1/pod6", "pg6", "", "{cpu: 1, memory: 1G}", "Pending");
+        let mut ssn = session(CONF, &m);
         assert!(!ssn.job_enqueueable(job(&ssn, "ns1/pg6")));
         assert!(!ssn.allocatable(queue(&ssn, "q3"), task(&ssn, "ns1/pod6")));
         assert!(ssn.state.take_events().is_empty());
@@ -398,10 +400,10 @@ mod tests {
     fn enqueued_minimum_counts_against_the_next_admission() {
         let mut m =
             String::from("kind: Queue\nmetadata: {name: q}\nspec: {capability: {cpu: 3}}\n");
-        m += &node("n1", "{cpu: 8, memory: 8Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 8, memory: 8Gi, pods: 10}");
         m += &pod_group("ns/a", "q", 1, "{cpu: 2}", "Pending");
         m += &pod_group("ns/b", "q", 1, "{cpu: 2}", "Pending");
-        let mut ssn = yaml_cluster::open(CONF, &m);
+        let mut ssn = session(CONF, &m);
         let (a, b) = (job(&ssn, "ns/a"), job(&ssn, "ns/b"));
         assert!(ssn.job_enqueueable(a));
         ssn.job_enqueued(a);
@@ -413,14 +415,14 @@ mod tests {
         let mut m = String::from(
             "kind: Queue\nmetadata: {name: rich}\n---\nkind: Queue\nmetadata: {name: poor}\n",
         );
-        m += &node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
         m += &pod_group("ns/r", "rich", 1, "", "Running");
         m += &pod_group("ns/p", "poor", 1, "", "Inqueue");
         for i in 0..4 {
-            m += &pod(&format!("ns/r-{i}"), "r", "n1", "{cpu: 1}", "Running");
+            m += &group_pod(&format!("ns/r-{i}"), "r", "n1", "{cpu: 1}", "Running");
         }
-        m += &pod("ns/p-0", "p", "", "{cpu: 2}", "Pending");
-        let ssn = yaml_cluster::open(CONF, &m);
+        m += &group_pod("ns/p-0", "p", "", "{cpu: 2}", "Pending");
+        let ssn = session(CONF, &m);
         let cands: Vec<TaskId> = (0..4).map(|i| task(&ssn, &format!("ns/r-{i}"))).collect();
         // rich deserves 2 of its 4 cpu: two victims bring it back to its share.
         assert_eq!(ssn.reclaimable(task(&ssn, "ns/p-0"), &cands), cands[..2]);
@@ -429,10 +431,10 @@ mod tests {
     #[test]
     fn allocation_and_eviction_move_the_queue_share() {
         let mut m = String::from("kind: Queue\nmetadata: {name: q}\n");
-        m += &node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
+        m += &sized_node("n1", "{cpu: 4, memory: 4Gi, pods: 10}");
         m += &pod_group("ns/a", "q", 1, "", "Inqueue");
-        m += &pod("ns/a-0", "a", "", "{cpu: 2}", "Pending");
-        let mut ssn = yaml_cluster::open(CONF, &m);
+        m += &group_pod("ns/a-0", "a", "", "{cpu: 2}", "Pending");
+        let mut ssn = session(CONF, &m);
         let (q, t, n) = (
             queue(&ssn, "q"),
             task(&ssn, "ns/a-0"),

@@ -310,7 +310,9 @@ impl Plugin for ResourceStrategyFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod};
+    use crate::harness::{conf, session};
 
     fn score(args: &str, objects: &str, pod_key: &str, node_name: &str) -> f64 {
         let ssn = session(&conf("resource-strategy-fit", args), objects);

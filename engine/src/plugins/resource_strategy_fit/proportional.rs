@@ -93,7 +93,9 @@ impl Proportional {
 
 #[cfg(test)]
 mod tests {
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod};
+    use crate::harness::{conf, session};
 
     const ARGS: &str = "proportional: {enable: true, resources: nvidia.com/gpu, resourceProportion: {nvidia.com/gpu.cpu: 4, nvidia.com/gpu.memory: 8}}";
 

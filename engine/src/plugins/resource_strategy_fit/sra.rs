@@ -119,7 +119,9 @@ impl Sra {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::testing::{JOB, conf, node, node_id, pod, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::{JOB, node, pod};
+    use crate::harness::{conf, session};
 
     const ARGS: &str = "resourceStrategyFitWeight: 0, sra: {enable: true, resources: 'nvidia.com/t4, nvidia.com/a10', weight: 5, resourceWeight: {nvidia.com/t4: 2, nvidia.com/a10: 3}}";
 

@@ -188,7 +188,9 @@ impl Plugin for TaskTopologyPlugin {
 #[cfg(test)]
 mod tests {
     use crate::framework::{Session, Statement};
-    use crate::plugins::testing::{node, node_id, session, task};
+    use crate::harness::find::{node_id, task};
+    use crate::harness::objects::node;
+    use crate::harness::session;
 
     const CONF: &str = "actions: allocate\ntiers:\n- plugins:\n  - name: task-topology\n    arguments: {task-topology.weight: 2}\n";
 

@@ -348,7 +348,7 @@ mod tests {
     use super::*;
     use crate::framework::{Session, SessionOptions, Statement};
     use crate::harness::Harness;
-    use crate::plugins::testing::{node_id, task};
+    use crate::harness::find::{node_id, task};
 
     fn conf(args: &str) -> String {
         format!(
@@ -374,7 +374,7 @@ mod tests {
             ..Default::default()
         };
         Harness::new(&conf(args))
-            .objects(&objects)
+            .manifests(&objects)
             .open_with(options)
             .expect("session")
     }

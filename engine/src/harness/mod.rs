@@ -1,6 +1,8 @@
-//! A test harness for plugins: build a session from a few objects and a configuration, then
-//! call the session's dispatch functions. Used by the built-in plugins' tests and meant for
-//! plugin authors.
+//! The test-cluster builder: a session from a few objects in the scenario format and a
+//! configuration, then the session's dispatch functions called directly. Every unit test of the
+//! engine that needs a cluster builds it here (the scenario files of `tests/scenarios` are the same
+//! objects, run through whole cycles); plugin authors use it too. `objects` writes the common
+//! objects as scenario YAML, `find` looks rows up by name.
 //!
 //! ```
 //! use tephra_engine::harness::Harness;
@@ -25,6 +27,28 @@ use crate::config::{ArgumentError, Arguments, ConfigError, SchedulerConfig};
 use crate::framework::{Plugin, PluginRegistry, Session, SessionOptions};
 use crate::model::Quantity;
 use crate::snapshot::{GROUP_NAME_ANNOTATION, SnapshotBuilder};
+
+pub mod find;
+pub mod objects;
+
+/// A configuration with no plugin, for tests that only need session state.
+pub const ALLOCATE_ONLY: &str = "actions: allocate\ntiers: []\n";
+
+/// A one-tier configuration with a single plugin and its arguments (a YAML flow-map body).
+pub fn conf(plugin: &str, arguments: &str) -> String {
+    format!(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: {plugin}\n    arguments: {{{arguments}}}\n"
+    )
+}
+
+/// Opens a session of the built-in plugins with configuration `conf` on `objects` (scenario
+/// YAML, as `Harness::manifests` reads it), PodGroups without a queue going to `default`.
+pub fn session(conf: &str, objects: &str) -> Session {
+    Harness::new(conf)
+        .manifests(objects)
+        .open()
+        .expect("session opens")
+}
 
 /// Collects objects and a configuration, then opens a session.
 #[derive(Debug)]
@@ -139,22 +163,21 @@ impl Harness {
         self
     }
 
-    /// Adds objects written as YAML manifests (documents separated by `---`, each with a
-    /// `kind`: Node, Pod, PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget,
-    /// ResourceQuota, NodeMetrics, or a storage kind: PersistentVolumeClaim, PersistentVolume, StorageClass,
-    /// Numatopology, NodeMetrics, or a storage kind: PersistentVolumeClaim, PersistentVolume, StorageClass,
-    /// CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment).
+    /// Adds objects written in the scenario format: YAML documents separated by `---`, each one
+    /// object with a `kind` or a list of them (`- {kind: Node, ...}`). The kinds: Node, Pod,
+    /// PodGroup, Queue, PriorityClass, HyperNode, PodDisruptionBudget, ResourceQuota,
+    /// Numatopology, NodeMetrics, the storage kinds (PersistentVolumeClaim, PersistentVolume,
+    /// StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) and the workload
+    /// kinds (Service, ReplicationController, ReplicaSet, StatefulSet). `objects` writes the
+    /// common ones.
     pub fn manifests(self, yaml: &str) -> Self {
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(yaml).expect("test manifests parse");
-        self.add_all(docs)
-    }
-
-    /// Adds objects written as one YAML list (`- {kind: Node, ...}`), same kinds as `manifests`.
-    pub fn objects(self, yaml_list: &str) -> Self {
-        let docs: Vec<serde_json::Value> =
-            serde_saphyr::from_str(yaml_list).expect("test objects parse");
-        self.add_all(docs)
+        let objects = docs.into_iter().flat_map(|doc| match doc {
+            serde_json::Value::Array(list) => list,
+            object => vec![object],
+        });
+        self.add_all(objects.collect())
     }
 
     fn add_all(mut self, docs: Vec<serde_json::Value>) -> Self {
