@@ -4,12 +4,9 @@
 //! Every cycle frees its snapshot's leftovers, its session and its decisions, and the next cycle
 //! builds as much again. mimalloc hands freed memory back to the OS a second after it is freed
 //! (a purge, `mi_option_purge_delay`'s default), so a cycle page-faulted back in, zeroed by the
-//! kernel, the tables of a cycle or two before. Kept, it reuses them. Measured side by side with
-//! `tephra bench` (2 threads, five runs, medians, this binary against the one before): `large`
-//! steady cycle 133.4 → 127.6 ms (open 31.5 → 27.0), first cycle unchanged; `medium` first 59.6
-//! → 55.5 ms, steady 32.2 → 27.6 ms; `medium-contended` first 527.9 → 487.8 ms; peak RSS of
-//! `large` 1,882 → 1,905 MiB. The process holds what its largest cycle needed, which is what its
-//! peak RSS was anyway.
+//! kernel, the tables of a cycle or two before. Kept, it reuses them, which shortens steady
+//! cycles and leaves peak RSS about where it was: the process holds what its largest cycle
+//! needed, which is what its peak RSS was anyway.
 
 /// mimalloc's `MIMALLOC_PURGE_DELAY`: an operator's value is left alone.
 pub const PURGE_DELAY_VARIABLE: &str = "MIMALLOC_PURGE_DELAY";

@@ -1,4 +1,14 @@
 //! `ClusterState`: the one owner of the cluster's mutable picture between cycles.
+//!
+//! Snapshots are incremental from the first cycle on: `warm_up`, called once the initial lists are
+//! in, builds what a first snapshot would build from nothing. Each snapshot then derives only what
+//! changed since the one before. The node tables are kept until a node comes or goes, the rows of
+//! nodes updated in place refreshed. The pods stay grouped by PodGroup in task order as they change
+//! (`PodStore`), which also records the nodes each pod change touches, so a snapshot names the
+//! nodes changed since the last one (`Snapshot::changed_since`) while node ids and images held. The
+//! last snapshot's job and task tables are kept: a pod that is the very version it was gets its row
+//! from them, the others from their memos; when no store changed at all, those tables are the next
+//! snapshot's as they are. What a snapshot lets go of is freed between cycles, in `assume`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -5,6 +5,12 @@
 //! PodGroup's. The cache calls `prepare_pod`, `prepare_node` and `prepare_pod_group` as objects
 //! come in, off the cycle's critical path; an object it did not prepare
 //! is derived by the snapshot or the plugins that need it, with the same result.
+//!
+//! A pod's memo holds its task row, its parsed kube terms and, while it is pending, its
+//! NodeAffinity PreFilter answer; a node's holds its node row; a PodGroup's its job row, whose UID
+//! the job table shares, so a snapshot pairs a job with its earlier self by pointer. The cache
+//! lends its objects to `SnapshotBuilder` and the rows are lent from the memos (`Memo::lend`), so a
+//! snapshot touches no reference count per pod.
 
 use crate::api::{Node, Pod, PodGroup};
 use crate::plugins::k8s::node_affinity;

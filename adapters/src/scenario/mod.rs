@@ -1,4 +1,4 @@
-//! Conformance scenario files (`shared/conformance/README.md`): objects, a scheduler
+//! Conformance scenario files (`tests/conformance/README.md`): objects, a scheduler
 //! configuration and expected outcomes, run in one session and checked.
 
 mod check;

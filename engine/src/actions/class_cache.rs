@@ -6,6 +6,17 @@
 //! parallel), then re-ranks only the nodes whose accounting changed since it last looked, from
 //! the session's change log. The answer is the plain path's answer: idle fit before future-idle
 //! fit, then the highest score, ties to the first node in table order.
+//!
+//! Only the nodes in every plugin's static feasible set (`Plugin::static_feasible`) are ranked up
+//! front; why the others fail is worked out only when the class fits nowhere. When the predicates
+//! plugin's set is exactly the nodes that pass NodeUnschedulable, NodeAffinity and TaintToleration,
+//! it also spares those filters on its nodes at every re-rank. Nodes are checked and scored in
+//! batches (`CHECK_BATCH`, `SCORE_BATCH`): `Plugin::predicate_nodes` answers as `predicate` does
+//! node by node but lets a plugin read its shared state once a batch. A class whose batch scorer
+//! refuses a node hands its tasks to the plain path. Allocate's classes are carried over to the
+//! next session (`class_carryover`), which ranks again only the nodes changed since; when allocate
+//! starts, the carried classes of all the pending tasks' signatures are brought up to date at once
+//! on the pool (`ClassCache::revive`).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap, HashSet};

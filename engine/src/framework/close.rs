@@ -1,5 +1,13 @@
 //! `CloseSession` (Volcano: pkg/scheduler/framework/framework.go, CloseSession; job_updater.go): plugin close hooks, the job status updater, queue status, and the
 //! per-task scheduling reasons, all returned as `Decisions`.
+//!
+//! Close handles every job and every pending task of a cycle, so it copies little. A pod's
+//! namespace, name and uid, and an event's object, are the snapshot's shared strings; what the
+//! scheduler writes from constants (a phase, a condition's type, status and reason, an event's
+//! reason and fixed message, a fit reason that is a constant) is a static string; every condition a
+//! session sets shares the session UID as its `transitionID`. Jobs' statuses, events and task
+//! conditions are worked out on the thread pool and gathered in job order, and the session's
+//! columns and snapshot are freed on the pool, not before close returns.
 
 use std::sync::Arc;
 

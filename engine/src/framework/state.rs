@@ -1,5 +1,12 @@
 //! The mutable side of one session: statuses, node accounting and job counters, as columns
 //! beside the immutable snapshot. Plugins read it; only the session and statements write it.
+//!
+//! The columns are grouped by the table whose rows they extend (`SessionState::tasks`, `nodes`,
+//! `jobs`, `sub_jobs`). A job's PodGroup phase and conditions are read from the snapshot until the
+//! session sets them, and close moves them into the statuses. Conditions a session sets say whether
+//! they still equal the PodGroup's (`JobConditions`), and close compares a job's phase and task
+//! counts with the job table's copy (`JobTable::pod_group_phase`, `status_counts`), so close reads
+//! no PodGroup again after gang read its conditions once.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};

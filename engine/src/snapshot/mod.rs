@@ -3,6 +3,10 @@
 //! Nodes, tasks, jobs, sub-jobs, queues and hyper-nodes are tables indexed by dense ids, one
 //! column per field. A `Snapshot` never changes; the session keeps the columns that a cycle
 //! mutates (statuses, node accounting, ...) in its own `SessionState`.
+//!
+//! A job's tasks and sub-jobs and a sub-job's tasks are `IdLists`, one flat array with row offsets.
+//! The task table also flags what a pod sets (inter-pod terms, preferred node affinity, a nominated
+//! node), so allocate reads no pod of a task that sets none of them.
 
 mod build;
 mod derived;

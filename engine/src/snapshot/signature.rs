@@ -3,6 +3,10 @@
 //! row is derived, once per pod version and off the cycle: the row and the task table hold its id
 //! (`TaskTable::signature`), so allocate finds a task's class by the id without reading the
 //! task's pod.
+//!
+//! What depends on the signature alone may be kept by its id, as ids are never reused: allocate's
+//! equivalence classes, the predicates plugin's NodeAffinity and NodePorts PreFilter answers, and
+//! the whole PrePredicate state of a task that sets no inter-pod term.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};

@@ -6,6 +6,13 @@
 //! the pod's bind, which the device plugin on the node reads. Volcano takes and gives back the
 //! cards in the predicates plugin's event handlers; here the plugin that owns the devices does,
 //! and only when `predicates` is in the tiers, as in Volcano.
+//!
+//! Each node's cards are built at session open from the node table's capacity (shared GPUs,
+//! `gpushare`) or allocatable (vGPUs, `vgpu`), its annotations and the pods on it. A bind carries
+//! the pod's device annotations (`Bind::annotations`) and, with `deviceshare.NodeLockEnable`, the
+//! node lock to take first (`Bind::node_lock`); the kube adapter sends both
+//! (`adapters/kube/src/writes/bind.rs`, `adapters/kube/src/writes/node_lock.rs`), and the cache
+//! assumes the annotations onto the pod.
 
 pub mod arguments;
 pub mod gpushare;

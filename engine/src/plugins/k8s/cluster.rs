@@ -8,6 +8,15 @@
 //! with `live: false` ignores events and keeps the session-open pods, as nodeorder sees them when
 //! predicates is not configured. The lists of nodes holding pods with (anti-)affinity are computed
 //! once, at open, in both cases.
+//!
+//! The session-open map is built once per snapshot (`Snapshot::derived`), and every plugin's view
+//! (predicates and nodeorder each keep one) starts from it. Its per-node sums are taken from the
+//! session before for the nodes not listed as changed since (`Snapshot::changed_since`), and left
+//! in the carryover for the next. Parsed pods are read from the pods' memos when asked for; a
+//! pending task's kube requests come from its signature's, without reading its pod. The per-node
+//! pod lists (`NodePods`) and request sums (`RequestedByNode`) are shared by every view, each view
+//! copying out only the nodes it changes (`NodeCopies`); a view keeps no per-task record of its
+//! placements: the node's own list says whether a task is there.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
