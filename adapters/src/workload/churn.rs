@@ -1,4 +1,4 @@
-//! The churn between two benchmark cycles (`shared/workloads/README.md`, "steady-state cycle"):
+//! The churn between two benchmark cycles (`docs/workloads.md`, "steady-state cycle"):
 //! 1% of the running pods finish and as many new pending pods arrive, so the cluster keeps its
 //! size. Which pods finish is drawn from the seed; arrivals are the family's next jobs.
 

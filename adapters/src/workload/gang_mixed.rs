@@ -1,4 +1,4 @@
-//! The `gang-mixed` workload family, exactly as `shared/workloads/README.md` specifies it,
+//! The `gang-mixed` workload family, exactly as `docs/workloads.md` specifies it,
 //! written as plain Kubernetes objects so any scheduler can load the same cluster.
 //!
 //! Where the specification leaves a detail open, the choice is fixed here:

@@ -1,4 +1,4 @@
-//! Benchmark workloads (`shared/workloads/README.md`): the `gang-mixed` family generated from
+//! Benchmark workloads (`docs/workloads.md`): the `gang-mixed` family generated from
 //! its parameters, its named sizes, the churn between cycles, and loading a workload by name
 //! (generated in memory) or from a manifest file (as `tephra gen` writes it).
 

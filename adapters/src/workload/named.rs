@@ -1,4 +1,4 @@
-//! The named sizes of `shared/workloads/README.md`, so every figure names its cluster.
+//! The named sizes of `docs/workloads.md`, so every figure names its cluster.
 
 use super::GangMixed;
 
