@@ -49,7 +49,7 @@ pub trait Lend {
 ///
 /// # Safety
 /// `ptr` points at `len` live values (when `len` is not 0).
-unsafe fn copied<T: Copy>(ptr: *const T, len: usize) -> Vec<T> {
+pub(crate) unsafe fn copied<T: Copy>(ptr: *const T, len: usize) -> Vec<T> {
     if len == 0 {
         return Vec::new();
     }

@@ -84,7 +84,7 @@ impl ExternalPlugin {
 macro_rules! library_call {
     ($v:ident . $f:ident ( $($arg:expr),* $(,)? )) => {
         // SAFETY: `call` lends this library's own vtable, an instance its `build` made and `drop`
-        // has not freed (the `&mut self` points hold it exclusively), and a session and `TextOut`
+        // has not freed (the `&mut self` points hold it exclusively), and a session and `ReplyOut`
         // valid for the call; ids, slices and buffers are the host's for the call's duration.
         unsafe { ($v.$f)($($arg),*) }
     };

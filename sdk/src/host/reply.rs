@@ -4,7 +4,7 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::abi::{ReplyOut, Str};
-use crate::wire::Reply;
+use crate::wire::{Reply, copied};
 
 impl Reply {
     /// A `ReplyOut` that appends to `self`; valid while `self` is neither moved nor dropped.
@@ -16,18 +16,6 @@ impl Reply {
             ids: put_ids,
         }
     }
-}
-
-/// The `len` values at `ptr`, copied.
-///
-/// # Safety
-/// `ptr` points at `len` live values (when `len` is not 0).
-unsafe fn copied<T: Copy>(ptr: *const T, len: usize) -> Vec<T> {
-    if len == 0 {
-        return Vec::new();
-    }
-    // SAFETY: the caller's contract: `len` live values at `ptr`.
-    unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec()
 }
 
 /// Runs `f` on the `Reply` behind `ctx`; nothing may unwind into the library, and a lost answer
