@@ -4,6 +4,7 @@
 mod compressed;
 mod documents;
 mod field_path;
+pub mod limits;
 mod objects;
 
 use std::io::{BufRead, Read};
