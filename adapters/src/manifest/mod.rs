@@ -1,11 +1,13 @@
 //! Kubernetes manifests: multi-document YAML, a JSON stream, or a `List` (`kind: List` with
 //! `items`, as `kubectl get -o yaml|json` writes it), read into cluster objects by `kind`.
 
+mod admission;
 mod compressed;
 mod documents;
 mod field_path;
 pub mod limits;
 mod objects;
+mod unique_names;
 
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -17,7 +19,8 @@ use crate::InputError;
 pub use compressed::{ManifestWriter, open_reader};
 pub use documents::parse_documents;
 pub use field_path::failing_field;
-pub use objects::{Decoded, decode};
+pub use objects::{Decoded, decode, describe_object};
+pub use unique_names::UniqueNames;
 
 /// The objects of one or more manifests, and notes about what was left out.
 #[derive(Debug, Default)]
@@ -25,6 +28,8 @@ pub struct Manifest {
     pub objects: Vec<ClusterObject>,
     /// One line per skipped document (`f.yaml: document 3: skipped Deployment ns/web`).
     pub skipped: Vec<String>,
+    /// Where each object so far came from, so a second object of the same name is refused.
+    names: UniqueNames,
 }
 
 /// Reads a file's text (decompressed when its name ends in `.gz`); the error names the file.
@@ -132,7 +137,7 @@ impl Manifest {
         let location = format!("document {i}");
         match Shape::of(doc, origin, &location)? {
             Shape::Single(doc) => {
-                self.add(decode(doc, None, origin, &location)?, origin, &location)
+                self.add(decode(doc, None, origin, &location)?, origin, &location)?;
             }
             Shape::List { items, item_kind } => {
                 for (j, item) in items.into_iter().enumerate() {
@@ -141,20 +146,30 @@ impl Manifest {
                         decode(item, item_kind.as_deref(), origin, &location)?,
                         origin,
                         &location,
-                    );
+                    )?;
                 }
             }
         }
         Ok(())
     }
 
-    fn add(&mut self, decoded: Decoded, origin: &str, location: &str) {
+    fn add(&mut self, decoded: Decoded, origin: &str, location: &str) -> Result<(), InputError> {
         match decoded {
-            Decoded::Object(o) => self.objects.push(o),
+            Decoded::Object(o) => {
+                self.names
+                    .admit(&o, &format!("{origin}: {location}"))
+                    .map_err(|message| {
+                        InputError::new(origin, message)
+                            .at(location)
+                            .object(describe_object(&o))
+                    })?;
+                self.objects.push(o);
+            }
             Decoded::Skipped(what) => self
                 .skipped
                 .push(format!("{origin}: {location}: skipped {what}")),
         }
+        Ok(())
     }
 }
 
@@ -225,6 +240,15 @@ mod tests {
         assert_eq!(
             e,
             "f.yaml: document 0: List: field items: must be a sequence"
+        );
+    }
+
+    #[test]
+    fn a_second_pod_of_the_same_name_is_refused_naming_both_places() {
+        let text = "kind: Pod\nmetadata: {name: p, namespace: ns}\n---\nkind: Pod\nmetadata: {name: p, namespace: ns}\n";
+        assert_eq!(
+            parse_manifest(text, "f.yaml").unwrap_err().to_string(),
+            "f.yaml: document 1: Pod ns/p: duplicate name: f.yaml: document 0 already has this Pod (names are unique per kind and namespace, as in a cluster)"
         );
     }
 
