@@ -102,6 +102,10 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         rest_client: metrics.rest_client.clone(),
         host,
     };
+    let tls = flags
+        .tls_files()
+        .map(|files| crate::tls::server_config(&files))
+        .transpose()?;
     let cycle_profiles = flags
         .enable_pprof
         .then(|| Arc::new(CycleProfileRequests::default()));
@@ -112,13 +116,14 @@ pub async fn run(flags: Flags) -> Result<(), String> {
             schedule_period: flags.schedule_period,
         });
         let router = http::metrics_router(flags.enable_metrics.then(|| metrics.clone()), pprof);
-        http::serve(addr, router)
+        let tls = if flags.metrics_tls { tls.clone() } else { None };
+        http::serve(addr, router, tls)
             .await
             .map_err(|e| format!("--listen-address={}: {e}", flags.listen_address))?;
     }
     if flags.enable_healthz {
         let addr = http::listen_addr("healthz-address", &flags.healthz_address)?;
-        http::serve(addr, http::healthz_router())
+        http::serve(addr, http::healthz_router(), tls)
             .await
             .map_err(|e| format!("--healthz-address={}: {e}", flags.healthz_address))?;
     }

@@ -19,5 +19,6 @@ pub mod rate_limit;
 pub mod raw;
 pub mod reload;
 pub mod scheduler;
+pub mod tls;
 pub mod watch;
 pub mod writes;
