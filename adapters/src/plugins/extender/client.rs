@@ -1,7 +1,11 @@
 //! Volcano's `send`: `POST <urlPrefix>/<verb>` with a JSON body; anything but 200 is an error,
-//! and a response body over 10 MiB is refused.
+//! and a response body over 10 MiB is refused. An `https://` prefix is verified against the CA
+//! bundle of `extender.caFile`, or the system's trust store without one.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -16,12 +20,48 @@ pub struct Client {
     url_prefix: String,
 }
 
+/// The certificates (DER) of a PEM bundle; the error says what is wrong with the file.
+pub fn ca_bundle(path: &str) -> Result<Vec<Vec<u8>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let PemItem::Certificate(c) = item.map_err(|e| format!("not PEM: {e}"))? {
+            certs.push(c.der().to_vec());
+        }
+    }
+    if certs.is_empty() {
+        return Err("no PEM certificate in it".into());
+    }
+    Ok(certs)
+}
+
+/// The roots an `https` extender's certificate must chain to: `ca` (DER), else the system's.
+fn tls_config(ca: &[Vec<u8>]) -> TlsConfig {
+    let roots: Vec<Certificate<'static>> = if ca.is_empty() {
+        rustls_native_certs::load_native_certs()
+            .certs
+            .iter()
+            .map(|der| Certificate::from_der(der).to_owned())
+            .collect()
+    } else {
+        ca.iter()
+            .map(|der| Certificate::from_der(der).to_owned())
+            .collect()
+    };
+    TlsConfig::builder()
+        .root_certs(RootCerts::new_with_certs(&roots))
+        .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .build()
+}
+
 impl Client {
-    /// A client for the extender at `url_prefix`, each call bounded by `timeout`.
-    pub fn new(url_prefix: &str, timeout: Duration) -> Self {
+    /// A client for the extender at `url_prefix`, each call bounded by `timeout`; `ca` are the
+    /// roots of an `https` extender (empty: the system's).
+    pub fn new(url_prefix: &str, timeout: Duration, ca: &[Vec<u8>]) -> Self {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            .tls_config(tls_config(ca))
             .build()
             .into();
         Client {
