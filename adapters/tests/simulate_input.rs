@@ -147,5 +147,8 @@ fn limits_without_requests_are_requested_as_the_api_server_defaults_them() {
         1,
         "one 3-cpu pod fits 4 cpus:\n{out}"
     );
-    assert!(out.contains("  waiting:\n    ns/"), "the other waits:\n{out}");
+    assert!(
+        out.contains("  waiting:\n    ns/"),
+        "the other waits:\n{out}"
+    );
 }

@@ -11,6 +11,7 @@ use tephra_cache::ObjectKind;
 use tephra_engine::framework::Strictness;
 use tokio::sync::mpsc;
 
+use crate::api_server_check::{API_SERVER_WAIT, wait_for_api_server};
 use crate::conf::ConfSource;
 use crate::cycle_profile::CycleProfileRequests;
 use crate::flags::Flags;
@@ -68,6 +69,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     let (client, host) =
         crate::client::build(&flags.kubeconfig, &flags.master, &metrics.rest_client).await?;
+    wait_for_api_server(&client, &host, API_SERVER_WAIT).await?;
     let mut registry = tephra_adapters::plugins::registry();
     // Plugin libraries (tephra-plugin-sdk) stay loaded for the scheduler's lifetime.
     let _libraries = if flags.plugins_dir.is_empty() {

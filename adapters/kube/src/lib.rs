@@ -2,6 +2,7 @@
 //! (one writer: the run loop), the engine decides, and this crate writes the decisions back
 //! with the verbs of Volcano's stock ClusterRole. No scheduling decision is made here.
 
+pub mod api_server_check;
 pub mod app;
 pub mod client;
 pub mod conf;

@@ -1,0 +1,190 @@
+//! Start-up's first request, `GET /version`: is the API server there, and is it one? An
+//! unreachable server is retried for `API_SERVER_WAIT` and each failure logged with the
+//! server's address; an endpoint that answers as no Kubernetes API server does, or refuses the
+//! credentials, stops start-up at once. Without this check the first symptom was a minute of
+//! anonymous connect errors and then `cannot create queue root`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use kube::Client;
+use tokio::time::Instant;
+
+/// How long start-up waits for an unreachable API server.
+pub const API_SERVER_WAIT: Duration = Duration::from_secs(30);
+/// The longest one attempt may take.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The pause between two attempts.
+const RETRY_PAUSE: Duration = Duration::from_secs(2);
+
+/// What one attempt found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Worth another try: no connection, or no answer in time.
+    Unreachable(String),
+    /// Trying again will not help.
+    Wrong(String),
+}
+
+/// The error and its causes on one line (`client error (Connect): tcp connect error: ...`).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    text
+}
+
+/// Sorts a failed `GET /version` into a problem that says what is wrong.
+fn classify(e: &kube::Error) -> Problem {
+    match e {
+        kube::Error::Api(status) if status.code == 401 || status.code == 403 => {
+            Problem::Wrong(format!(
+                "refuses the scheduler's credentials (GET /version: {} {})",
+                status.code, status.message
+            ))
+        }
+        kube::Error::Api(status) => Problem::Wrong(format!(
+            "answers, but not as a Kubernetes API server (GET /version: {} {})",
+            status.code, status.message
+        )),
+        kube::Error::SerdeError(_) => Problem::Wrong(format!(
+            "answers, but not as a Kubernetes API server (GET /version: {})",
+            with_causes(e)
+        )),
+        kube::Error::Auth(_) | kube::Error::RustlsTls(_) => Problem::Wrong(with_causes(e)),
+        _ => Problem::Unreachable(format!("cannot connect: {}", with_causes(e))),
+    }
+}
+
+/// Waits until `client`'s API server at `host` answers `GET /version`, for at most `bound`.
+pub async fn wait_for_api_server(
+    client: &Client,
+    host: &str,
+    bound: Duration,
+) -> Result<(), String> {
+    retry_within(host, bound, |limit| async move {
+        match tokio::time::timeout(limit, client.apiserver_version()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(classify(&e)),
+            Err(_) => Err(Problem::Unreachable(format!(
+                "no answer within {}s",
+                limit.as_secs_f32()
+            ))),
+        }
+    })
+    .await
+}
+
+/// Runs `attempt` (given how long it may take) until it succeeds, fails for good, or `bound`
+/// has passed; every failure is logged naming `host`.
+async fn retry_within<F, Fut>(host: &str, bound: Duration, mut attempt: F) -> Result<(), String>
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: Future<Output = Result<(), Problem>>,
+{
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let why = match attempt(left.min(ATTEMPT_TIMEOUT).max(Duration::from_millis(100))).await {
+            Ok(()) => return Ok(()),
+            Err(Problem::Wrong(why)) => return Err(format!("API server {host} {why}")),
+            Err(Problem::Unreachable(why)) => why,
+        };
+        if Instant::now() + RETRY_PAUSE >= deadline {
+            return Err(format!(
+                "API server {host} unreachable for {}s, giving up: {why}",
+                bound.as_secs()
+            ));
+        }
+        tracing::warn!(
+            "API server {host}: {why}; retrying for up to {}s",
+            bound.as_secs()
+        );
+        tokio::time::sleep(RETRY_PAUSE).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn client_for(addr: std::net::SocketAddr) -> Client {
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        Client::try_from(config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_is_named_and_given_up_on_within_the_bound() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let started = std::time::Instant::now();
+        let e = wait_for_api_server(&client_for(addr), &addr.to_string(), Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            e.starts_with(&format!(
+                "API server {addr} unreachable for 3s, giving up: cannot connect: "
+            )),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_that_is_no_api_server_is_refused_at_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = s.read(&mut request).await;
+                let _ = s
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+                    )
+                    .await;
+            }
+        });
+        let e = wait_for_api_server(&client_for(addr), "web", Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with(
+                "API server web answers, but not as a Kubernetes API server (GET /version: "
+            ),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_that_never_answers_is_given_up_on_within_the_bound() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((s, _)) = listener.accept().await {
+                open.push(s);
+            }
+        });
+        let started = std::time::Instant::now();
+        let e = wait_for_api_server(&client_for(addr), "silent", Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        held.abort();
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(e.contains("no answer within"), "{e}");
+    }
+}
