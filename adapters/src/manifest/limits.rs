@@ -63,9 +63,19 @@ pub fn describe_breach(breach: &BudgetBreach) -> String {
         BudgetBreach::Depth { .. } => format!(
             "mappings and sequences nested more than {MAX_YAML_DEPTH} deep (the limit; a Kubernetes object nests about 15)"
         ),
-        other => format!(
-            "YAML aliases or anchors beyond the parser's limits ({other:?}); Kubernetes objects need none"
-        ),
+        BudgetBreach::Aliases { .. }
+        | BudgetBreach::Anchors { .. }
+        | BudgetBreach::AliasAnchorRatio { .. }
+        | BudgetBreach::RecordedAnchorEvents { .. }
+        | BudgetBreach::RecordedAnchorBytes { .. }
+        | BudgetBreach::MergeKeys { .. } => {
+            let b = serde_saphyr::Budget::default();
+            format!(
+                "YAML aliases, anchors or merge keys beyond the limits (at most {} aliases, {} anchors, {} merge keys, and few aliases per anchor); Kubernetes objects need none",
+                b.max_aliases, b.max_anchors, b.max_merge_keys
+            )
+        }
+        _ => "YAML the parser's safety limits refuse (a broken or hostile file)".to_string(),
     }
 }
 
@@ -164,6 +174,15 @@ mod tests {
         assert_eq!(r.fill_buf().unwrap(), b"abc");
         r.consume(3);
         assert!(r.fill_buf().is_err());
+    }
+
+    #[test]
+    fn an_alias_breach_is_told_in_words_with_its_limits() {
+        let text = describe_breach(&BudgetBreach::Aliases { aliases: 50_001 });
+        assert_eq!(
+            text,
+            "YAML aliases, anchors or merge keys beyond the limits (at most 50000 aliases, 50000 anchors, 10000 merge keys, and few aliases per anchor); Kubernetes objects need none"
+        );
     }
 
     #[test]

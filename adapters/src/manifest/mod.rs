@@ -32,6 +32,9 @@ pub struct Manifest {
     names: UniqueNames,
 }
 
+/// Why a file without a single document is refused: most likely it is the wrong file.
+pub const EMPTY_FILE: &str = "holds no objects: the file is empty or only comments";
+
 /// Reads a file's text (decompressed when its name ends in `.gz`); the error names the file.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     let cannot_read = |e: std::io::Error| {
@@ -45,7 +48,8 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 }
 
 /// Loads the manifest file at `path` (plain or `.gz`). A JSON stream is decoded object by
-/// object as it is read, so only the decoded objects are held in memory.
+/// object as it is read, so only the decoded objects are held in memory. A file without a
+/// document is refused.
 pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
     let origin = path.display().to_string();
     let cannot_read = |e: std::io::Error| InputError::new(&origin, format!("cannot read: {e}"));
@@ -61,10 +65,17 @@ pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
             }
         }
     };
+    if first.is_none() {
+        return Err(InputError::new(&origin, EMPTY_FILE));
+    }
     if first != Some(b'{') {
         let mut text = String::new();
         reader.read_to_string(&mut text).map_err(cannot_read)?;
-        return parse_manifest(&text, &origin);
+        let documents = parse_documents(&text, &origin)?;
+        if documents.is_empty() {
+            return Err(InputError::new(&origin, EMPTY_FILE));
+        }
+        return decode_documents(documents, &origin);
     }
     let mut manifest = Manifest::default();
     for (i, doc) in serde_json::Deserializer::from_reader(reader)
@@ -256,6 +267,15 @@ mod tests {
     fn empty_file_has_no_objects() {
         let m = parse_manifest("", "f.yaml").unwrap();
         assert!(m.objects.is_empty() && m.skipped.is_empty());
+    }
+
+    #[test]
+    fn a_file_without_documents_is_refused_by_name() {
+        let dir = crate::test_dir::TestDir::new(&[("e.yaml", "# nothing\n"), ("w.json", " \n")]);
+        for name in ["e.yaml", "w.json"] {
+            let e = load_file(&dir.join(name)).unwrap_err().to_string();
+            assert!(e.ends_with(&format!("{name}: {EMPTY_FILE}")), "{e}");
+        }
     }
 
     #[test]

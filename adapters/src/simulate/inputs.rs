@@ -31,10 +31,7 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
         let docs = parse_documents(&manifest::read_text(path)?, &origin)?;
         let first_new = inputs.objects.len();
         if docs.is_empty() {
-            return Err(InputError::new(
-                origin,
-                "holds no objects: the file is empty or only comments",
-            ));
+            return Err(InputError::new(origin, manifest::EMPTY_FILE));
         }
         if let [doc] = docs.as_slice()
             && is_scenario(doc)
