@@ -26,12 +26,16 @@ pub enum Problem {
     Wrong(String),
 }
 
-/// The error and its causes on one line (`client error (Connect): tcp connect error: ...`).
+/// The error and its causes on one line (`client error (Connect): tcp connect error: ...`),
+/// each cause once: layers of the HTTP stack repeat their inner error's text.
 fn with_causes(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
-        text.push_str(&format!(": {c}"));
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(&format!(": {said}"));
+        }
         cause = c.source();
     }
     text
@@ -115,6 +119,39 @@ mod tests {
     fn client_for(addr: std::net::SocketAddr) -> Client {
         let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
         Client::try_from(config).unwrap()
+    }
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn causes_are_chained_each_once() {
+        let e = Layer(
+            "ServiceError: client error (Connect)",
+            Some(Box::new(Layer(
+                "client error (Connect)",
+                Some(Box::new(Layer(
+                    "tcp connect error: Connection refused",
+                    None,
+                ))),
+            ))),
+        );
+        assert_eq!(
+            with_causes(&e),
+            "ServiceError: client error (Connect): tcp connect error: Connection refused"
+        );
     }
 
     #[tokio::test]
