@@ -26,7 +26,7 @@ pub fn open_reader(path: &Path) -> io::Result<Box<dyn BufRead>> {
         let inflated = MultiGzDecoder::new(BufReader::new(file));
         Box::new(Limited::new(BufReader::new(inflated), limit, why))
     } else {
-        let why = "the limit, about twice a 50,000-node cluster's dump";
+        let why = "the limit, at least twice a 50,000-node cluster's dump";
         Box::new(Limited::new(BufReader::new(file), MAX_TEXT_BYTES, why))
     })
 }

@@ -5,7 +5,7 @@
 //! (scalars, mappings and sequences; its image list is most of them) in about 12 KB, a Pod about
 //! 400 in about 6 KB. At the `large` workload's 8.5 pods a node that is 50,000 Nodes and 425,000
 //! Pods: about 205 million YAML nodes, 3.1 GB of text, and 475,000 documents when every object
-//! is a document of its own. Each limit leaves about twice that; beyond it a file is far more
+//! is a document of its own. Each limit is at least twice that; beyond it a file is far more
 //! likely a mistake or an attack than a cluster.
 //!
 //! A gzip file may also inflate to at most `MAX_INFLATION_RATIO` times its own size: dumps of
@@ -46,7 +46,7 @@ pub fn yaml_budget() -> serde_saphyr::Budget {
 
 /// A budget breach as one sentence that states the limit.
 pub fn describe_breach(breach: &BudgetBreach) -> String {
-    let why = "the limit, about twice a 50,000-node cluster's dump";
+    let why = "the limit, at least twice a 50,000-node cluster's dump";
     match breach {
         BudgetBreach::Nodes { .. } => {
             format!("more than {MAX_YAML_NODES} YAML nodes ({why})")
