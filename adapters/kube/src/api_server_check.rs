@@ -1,8 +1,9 @@
-//! Start-up's first request, `GET /version`: is the API server there, and is it one? An
-//! unreachable server is retried for `API_SERVER_WAIT` and each failure logged with the
-//! server's address; an endpoint that answers as no Kubernetes API server does, or refuses the
-//! credentials, stops start-up at once. Without this check the first symptom was a minute of
-//! anonymous connect errors and then `cannot create queue root`.
+//! Start-up's first request, `GET /version`: is the API server there, and is it one? A server
+//! that cannot be reached, or is not ready (it refuses the credentials while its
+//! authentication or RBAC is still starting, or answers 429 or 5xx), is retried for
+//! `API_SERVER_WAIT`, each failure logged with the server's address; an endpoint that answers
+//! as no Kubernetes API server does stops start-up at once. Without this check the first
+//! symptom was a minute of anonymous connect errors and then `cannot create queue root`.
 
 use std::future::Future;
 use std::time::Duration;
@@ -20,10 +21,10 @@ const RETRY_PAUSE: Duration = Duration::from_secs(2);
 /// What one attempt found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
-    /// Worth another try: no connection, or no answer in time.
-    Unreachable(String),
+    /// Worth another try: no connection, no answer in time, or a server not ready yet.
+    Retry(String),
     /// Trying again will not help.
-    Wrong(String),
+    Fatal(String),
 }
 
 /// The error and its causes on one line (`client error (Connect): tcp connect error: ...`),
@@ -45,21 +46,27 @@ fn with_causes(e: &dyn std::error::Error) -> String {
 fn classify(e: &kube::Error) -> Problem {
     match e {
         kube::Error::Api(status) if status.code == 401 || status.code == 403 => {
-            Problem::Wrong(format!(
+            Problem::Retry(format!(
                 "refuses the scheduler's credentials (GET /version: {} {})",
                 status.code, status.message
             ))
         }
-        kube::Error::Api(status) => Problem::Wrong(format!(
+        kube::Error::Api(status) if status.code == 429 || status.code >= 500 => {
+            Problem::Retry(format!(
+                "is not ready (GET /version: {} {})",
+                status.code, status.message
+            ))
+        }
+        kube::Error::Api(status) => Problem::Fatal(format!(
             "answers, but not as a Kubernetes API server (GET /version: {} {})",
             status.code, status.message
         )),
-        kube::Error::SerdeError(_) => Problem::Wrong(format!(
+        kube::Error::SerdeError(_) => Problem::Fatal(format!(
             "answers, but not as a Kubernetes API server (GET /version: {})",
             with_causes(e)
         )),
-        kube::Error::Auth(_) | kube::Error::RustlsTls(_) => Problem::Wrong(with_causes(e)),
-        _ => Problem::Unreachable(format!("cannot connect: {}", with_causes(e))),
+        kube::Error::Auth(_) | kube::Error::RustlsTls(_) => Problem::Fatal(with_causes(e)),
+        _ => Problem::Retry(format!("cannot connect: {}", with_causes(e))),
     }
 }
 
@@ -73,7 +80,7 @@ pub async fn wait_for_api_server(
         match tokio::time::timeout(limit, client.apiserver_version()).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(classify(&e)),
-            Err(_) => Err(Problem::Unreachable(format!(
+            Err(_) => Err(Problem::Retry(format!(
                 "no answer within {}s",
                 limit.as_secs_f32()
             ))),
@@ -94,12 +101,12 @@ where
         let left = deadline.saturating_duration_since(Instant::now());
         let why = match attempt(left.min(ATTEMPT_TIMEOUT).max(Duration::from_millis(100))).await {
             Ok(()) => return Ok(()),
-            Err(Problem::Wrong(why)) => return Err(format!("API server {host} {why}")),
-            Err(Problem::Unreachable(why)) => why,
+            Err(Problem::Fatal(why)) => return Err(format!("API server {host} {why}")),
+            Err(Problem::Retry(why)) => why,
         };
         if Instant::now() + RETRY_PAUSE >= deadline {
             return Err(format!(
-                "API server {host} unreachable for {}s, giving up: {why}",
+                "API server {host} did not answer GET /version for {}s, giving up: {why}",
                 bound.as_secs()
             ));
         }
@@ -170,7 +177,7 @@ mod tests {
         );
         assert!(
             e.starts_with(&format!(
-                "API server {addr} unreachable for 3s, giving up: cannot connect: "
+                "API server {addr} did not answer GET /version for 3s, giving up: cannot connect: "
             )),
             "{e}"
         );
@@ -198,6 +205,44 @@ mod tests {
             e.starts_with(
                 "API server web answers, but not as a Kubernetes API server (GET /version: "
             ),
+            "{e}"
+        );
+    }
+
+    /// A server that answers every request with `status` and a Kubernetes `Status` body.
+    async fn answering(status: u16) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = s.read(&mut request).await;
+                let body = format!(
+                    r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"not yet","code":{status}}}"#
+                );
+                let answer = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = s.write_all(answer.as_bytes()).await;
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn refused_credentials_are_retried_as_a_starting_server_may_refuse_them() {
+        let addr = answering(403).await;
+        let started = std::time::Instant::now();
+        let e = wait_for_api_server(&client_for(addr), "rbac", Duration::from_secs(3))
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() >= Duration::from_secs(2),
+            "retried, not given up at once"
+        );
+        assert!(
+            e.starts_with("API server rbac did not answer GET /version for 3s, giving up: refuses the scheduler's credentials (GET /version: 403"),
             "{e}"
         );
     }
