@@ -12,6 +12,7 @@ use crate::bench::{BenchOptions, run_bench};
 use crate::conformance::run_conformance;
 use crate::dashboard::write_dashboard;
 use crate::history::{BenchReport, Provenance, append_record, bench_record};
+use crate::offline::DEFAULT_SCHEDULER_NAME;
 use crate::plugins::load_plugins_dir;
 use crate::scenario::find_scenario_files;
 use crate::simulate::{SimulateOptions, resolve_conf, simulate, write_json, write_text};
@@ -169,6 +170,11 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// Schedule the pending pods whose spec.schedulerName is NAME (repeatable), as vc-scheduler's
+    /// flag does; other schedulers' pending pods are left out with a note. A pod without a
+    /// schedulerName is scheduled.
+    #[arg(long = "scheduler-name", value_name = "NAME", default_value = DEFAULT_SCHEDULER_NAME)]
+    pub scheduler_name: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -244,6 +250,7 @@ fn run_simulate(
         conf: a.conf,
         cycles: a.cycles,
         strictness,
+        scheduler_names: a.scheduler_name,
     };
     let sim = simulate(&options, registry).map_err(|e| e.to_string())?;
     write_warnings(&sim.warnings, err)?;

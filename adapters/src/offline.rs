@@ -2,6 +2,9 @@
 
 use tephra_engine::api::Time;
 
+/// The scheduler name offline runs answer to, as vc-scheduler's `--scheduler-name` default.
+pub const DEFAULT_SCHEDULER_NAME: &str = "volcano";
+
 /// Volcano's default queue, for PodGroups that name none.
 pub const DEFAULT_QUEUE: &str = "default";
 

@@ -99,7 +99,7 @@ fn simulate_json_has_one_entry_per_cycle() {
         "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let empty = r#"{"binds":{},"evictions":[],"pipelined":{},"podGroups":{}}"#;
+    let empty = r#"{"binds":{},"evictions":[],"pipelined":{},"podGroups":{},"waiting":{},"notScheduled":{}}"#;
     assert_eq!(stdout(&o), format!("{{\"cycles\":[{empty},{empty}]}}\n"));
 }
 

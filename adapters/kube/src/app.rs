@@ -11,6 +11,7 @@ use tephra_cache::ObjectKind;
 use tephra_engine::framework::Strictness;
 use tokio::sync::mpsc;
 
+use crate::api_server_check::{API_SERVER_WAIT, wait_for_api_server};
 use crate::conf::ConfSource;
 use crate::cycle_profile::CycleProfileRequests;
 use crate::flags::Flags;
@@ -68,6 +69,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     let (client, host) =
         crate::client::build(&flags.kubeconfig, &flags.master, &metrics.rest_client).await?;
+    wait_for_api_server(&client, &host, API_SERVER_WAIT).await?;
     let mut registry = tephra_adapters::plugins::registry();
     // Plugin libraries (tephra-plugin-sdk) stay loaded for the scheduler's lifetime.
     let _libraries = if flags.plugins_dir.is_empty() {
@@ -102,6 +104,10 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         rest_client: metrics.rest_client.clone(),
         host,
     };
+    let tls = flags
+        .tls_files()
+        .map(|files| crate::tls::server_config(&files))
+        .transpose()?;
     let cycle_profiles = flags
         .enable_pprof
         .then(|| Arc::new(CycleProfileRequests::default()));
@@ -112,13 +118,14 @@ pub async fn run(flags: Flags) -> Result<(), String> {
             schedule_period: flags.schedule_period,
         });
         let router = http::metrics_router(flags.enable_metrics.then(|| metrics.clone()), pprof);
-        http::serve(addr, router)
+        let tls = if flags.metrics_tls { tls.clone() } else { None };
+        http::serve(addr, router, tls)
             .await
             .map_err(|e| format!("--listen-address={}: {e}", flags.listen_address))?;
     }
     if flags.enable_healthz {
         let addr = http::listen_addr("healthz-address", &flags.healthz_address)?;
-        http::serve(addr, http::healthz_router())
+        http::serve(addr, http::healthz_router(), tls)
             .await
             .map_err(|e| format!("--healthz-address={}: {e}", flags.healthz_address))?;
     }

@@ -8,6 +8,7 @@ use clap::{ArgAction, Parser};
 use tephra_engine::framework::NodeSampling;
 
 use crate::feature_gates::FeatureGates;
+use crate::tls::TlsFiles;
 
 /// A Go duration (`1s`, `.5s`, `1m30s`) as a `Duration`; negative values are refused.
 pub fn go_duration(s: &str) -> Result<Duration, String> {
@@ -41,15 +42,23 @@ pub struct Flags {
     /// Path to a kubeconfig; in-cluster configuration when empty.
     #[arg(long, default_value = "")]
     pub kubeconfig: String,
-    /// CA certificate for the healthz server's client verification.
+    /// CA bundle (PEM) a client certificate of the TLS servers must chain to, when a client
+    /// presents one.
     #[arg(long = "ca-cert-file", default_value = "")]
     pub ca_cert_file: String,
-    /// TLS certificate of the healthz server.
+    /// Certificate chain (PEM) of the healthz server, which then serves TLS (with
+    /// --metrics-tls, the metrics server too).
     #[arg(long = "tls-cert-file", default_value = "")]
     pub tls_cert_file: String,
-    /// TLS private key of the healthz server.
+    /// Private key (PEM) matching --tls-cert-file.
     #[arg(long = "tls-private-key-file", default_value = "")]
     pub tls_private_key_file: String,
+    /// tephra: serve --listen-address (/metrics, /debug/pprof) over TLS too, with the healthz
+    /// server's certificate; Volcano serves it in plain HTTP only.
+    #[arg(long = "metrics-tls", num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = go_bool,
+          action = ArgAction::Set)]
+    pub metrics_tls: bool,
     /// Deprecated: overrides --leader-elect-resource-namespace when set.
     #[arg(long = "lock-object-namespace", default_value = "")]
     pub lock_object_namespace: String,
@@ -255,10 +264,13 @@ pub enum FlagError {
     Qps(f32),
     #[error("--disable-default-scheduler-config needs --scheduler-conf")]
     NoConfFile,
-    #[error(
-        "--tls-cert-file/--tls-private-key-file: a TLS healthz server is not supported by tephra; /healthz is served over plain HTTP"
-    )]
-    HealthzTls,
+    #[error("--{given} needs --{missing}: a TLS server needs both its certificate and its key")]
+    HalfTls {
+        given: &'static str,
+        missing: &'static str,
+    },
+    #[error("--metrics-tls needs --tls-cert-file and --tls-private-key-file")]
+    MetricsTlsWithoutCertificate,
 }
 
 impl Flags {
@@ -305,16 +317,32 @@ impl Flags {
         if self.disable_default_scheduler_config && self.scheduler_conf.is_empty() {
             return Err(FlagError::NoConfFile);
         }
-        // Volcano serves /healthz over TLS only when all three files are given.
-        let tls = [
-            &self.ca_cert_file,
-            &self.tls_cert_file,
-            &self.tls_private_key_file,
-        ];
-        if tls.iter().all(|f| !f.is_empty()) {
-            return Err(FlagError::HealthzTls);
+        match (
+            self.tls_cert_file.is_empty(),
+            self.tls_private_key_file.is_empty(),
+        ) {
+            (false, true) => Err(FlagError::HalfTls {
+                given: "tls-cert-file",
+                missing: "tls-private-key-file",
+            }),
+            (true, false) => Err(FlagError::HalfTls {
+                given: "tls-private-key-file",
+                missing: "tls-cert-file",
+            }),
+            (true, true) if self.metrics_tls => Err(FlagError::MetricsTlsWithoutCertificate),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The TLS files of the HTTP servers, when a certificate is given. Volcano serves TLS only
+    /// when the CA file is given too; tephra serves it whenever it has a certificate and key,
+    /// and asks clients for a certificate only with a CA file.
+    pub fn tls_files(&self) -> Option<TlsFiles> {
+        (!self.tls_cert_file.is_empty()).then(|| TlsFiles {
+            cert: self.tls_cert_file.clone(),
+            key: self.tls_private_key_file.clone(),
+            client_ca: self.ca_cert_file.clone(),
+        })
     }
 
     /// The scheduler names, `volcano` when none was given.
@@ -548,15 +576,38 @@ mod tests {
     }
 
     #[test]
-    fn a_tls_healthz_server_is_refused_rather_than_served_in_plain_text() {
+    fn volcanos_certificate_flags_make_the_servers_tls_ones() {
         let f = parse(&[
             "--ca-cert-file=a",
             "--tls-cert-file=b",
             "--tls-private-key-file=c",
         ])
         .unwrap();
-        assert_eq!(f.validate(), Err(FlagError::HealthzTls));
-        parse(&["--tls-cert-file=b"]).unwrap().validate().unwrap();
+        f.validate().unwrap();
+        assert_eq!(
+            f.tls_files(),
+            Some(TlsFiles {
+                cert: "b".into(),
+                key: "c".into(),
+                client_ca: "a".into()
+            })
+        );
+        assert!(!f.metrics_tls);
+        assert_eq!(parse(&[]).unwrap().tls_files(), None);
+    }
+
+    #[test]
+    fn a_certificate_without_its_key_is_refused_naming_the_missing_flag() {
+        let e = parse(&["--tls-cert-file=b"])
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--tls-cert-file needs --tls-private-key-file: a TLS server needs both its certificate and its key"
+        );
+        let e = parse(&["--metrics-tls"]).unwrap().validate().unwrap_err();
+        assert_eq!(e, FlagError::MetricsTlsWithoutCertificate);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! (one writer: the run loop), the engine decides, and this crate writes the decisions back
 //! with the verbs of Volcano's stock ClusterRole. No scheduling decision is made here.
 
+pub mod api_server_check;
 pub mod app;
 pub mod client;
 pub mod conf;
@@ -19,5 +20,6 @@ pub mod rate_limit;
 pub mod raw;
 pub mod reload;
 pub mod scheduler;
+pub mod tls;
 pub mod watch;
 pub mod writes;

@@ -1,10 +1,13 @@
 //! Kubernetes manifests: multi-document YAML, a JSON stream, or a `List` (`kind: List` with
 //! `items`, as `kubectl get -o yaml|json` writes it), read into cluster objects by `kind`.
 
+mod admission;
 mod compressed;
 mod documents;
 mod field_path;
+pub mod limits;
 mod objects;
+mod unique_names;
 
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -16,7 +19,8 @@ use crate::InputError;
 pub use compressed::{ManifestWriter, open_reader};
 pub use documents::parse_documents;
 pub use field_path::failing_field;
-pub use objects::{Decoded, decode};
+pub use objects::{Decoded, decode, describe_object};
+pub use unique_names::UniqueNames;
 
 /// The objects of one or more manifests, and notes about what was left out.
 #[derive(Debug, Default)]
@@ -24,7 +28,12 @@ pub struct Manifest {
     pub objects: Vec<ClusterObject>,
     /// One line per skipped document (`f.yaml: document 3: skipped Deployment ns/web`).
     pub skipped: Vec<String>,
+    /// Where each object so far came from, so a second object of the same name is refused.
+    names: UniqueNames,
 }
+
+/// Why a file without a single document is refused: most likely it is the wrong file.
+pub const EMPTY_FILE: &str = "holds no objects: the file is empty or only comments";
 
 /// Reads a file's text (decompressed when its name ends in `.gz`); the error names the file.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
@@ -39,7 +48,8 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 }
 
 /// Loads the manifest file at `path` (plain or `.gz`). A JSON stream is decoded object by
-/// object as it is read, so only the decoded objects are held in memory.
+/// object as it is read, so only the decoded objects are held in memory. A file without a
+/// document is refused.
 pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
     let origin = path.display().to_string();
     let cannot_read = |e: std::io::Error| InputError::new(&origin, format!("cannot read: {e}"));
@@ -55,10 +65,17 @@ pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
             }
         }
     };
+    if first.is_none() {
+        return Err(InputError::new(&origin, EMPTY_FILE));
+    }
     if first != Some(b'{') {
         let mut text = String::new();
         reader.read_to_string(&mut text).map_err(cannot_read)?;
-        return parse_manifest(&text, &origin);
+        let documents = parse_documents(&text, &origin)?;
+        if documents.is_empty() {
+            return Err(InputError::new(&origin, EMPTY_FILE));
+        }
+        return decode_documents(documents, &origin);
     }
     let mut manifest = Manifest::default();
     for (i, doc) in serde_json::Deserializer::from_reader(reader)
@@ -131,7 +148,7 @@ impl Manifest {
         let location = format!("document {i}");
         match Shape::of(doc, origin, &location)? {
             Shape::Single(doc) => {
-                self.add(decode(doc, None, origin, &location)?, origin, &location)
+                self.add(decode(doc, None, origin, &location)?, origin, &location)?;
             }
             Shape::List { items, item_kind } => {
                 for (j, item) in items.into_iter().enumerate() {
@@ -140,20 +157,30 @@ impl Manifest {
                         decode(item, item_kind.as_deref(), origin, &location)?,
                         origin,
                         &location,
-                    );
+                    )?;
                 }
             }
         }
         Ok(())
     }
 
-    fn add(&mut self, decoded: Decoded, origin: &str, location: &str) {
+    fn add(&mut self, decoded: Decoded, origin: &str, location: &str) -> Result<(), InputError> {
         match decoded {
-            Decoded::Object(o) => self.objects.push(o),
+            Decoded::Object(o) => {
+                self.names
+                    .admit(&o, &format!("{origin}: {location}"))
+                    .map_err(|message| {
+                        InputError::new(origin, message)
+                            .at(location)
+                            .object(describe_object(&o))
+                    })?;
+                self.objects.push(o);
+            }
             Decoded::Skipped(what) => self
                 .skipped
                 .push(format!("{origin}: {location}: skipped {what}")),
         }
+        Ok(())
     }
 }
 
@@ -228,9 +255,27 @@ mod tests {
     }
 
     #[test]
+    fn a_second_pod_of_the_same_name_is_refused_naming_both_places() {
+        let text = "kind: Pod\nmetadata: {name: p, namespace: ns}\n---\nkind: Pod\nmetadata: {name: p, namespace: ns}\n";
+        assert_eq!(
+            parse_manifest(text, "f.yaml").unwrap_err().to_string(),
+            "f.yaml: document 1: Pod ns/p: duplicate name: f.yaml: document 0 already has this Pod (names are unique per kind and namespace, as in a cluster)"
+        );
+    }
+
+    #[test]
     fn empty_file_has_no_objects() {
         let m = parse_manifest("", "f.yaml").unwrap();
         assert!(m.objects.is_empty() && m.skipped.is_empty());
+    }
+
+    #[test]
+    fn a_file_without_documents_is_refused_by_name() {
+        let dir = crate::test_dir::TestDir::new(&[("e.yaml", "# nothing\n"), ("w.json", " \n")]);
+        for name in ["e.yaml", "w.json"] {
+            let e = load_file(&dir.join(name)).unwrap_err().to_string();
+            assert!(e.ends_with(&format!("{name}: {EMPTY_FILE}")), "{e}");
+        }
     }
 
     #[test]

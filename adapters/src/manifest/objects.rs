@@ -10,6 +10,7 @@ use tephra_engine::api::{
     StorageClass, VolumeAttachment,
 };
 
+use super::admission::admit;
 use super::field_path::failing_field;
 use crate::InputError;
 
@@ -35,6 +36,17 @@ fn describe(kind: &str, value: &Value) -> String {
         (_, "") => format!("{kind} (unnamed)"),
         ("", name) => format!("{kind} {name}"),
         (ns, name) => format!("{kind} {ns}/{name}"),
+    }
+}
+
+/// `Kind ns/name` (or `Kind name` when cluster-scoped) of a decoded object, for messages.
+pub fn describe_object(object: &ClusterObject) -> String {
+    let meta = tephra_cache::meta_of(object);
+    let kind = ObjectKind::of(object).name();
+    if meta.namespace.is_empty() {
+        format!("{kind} {}", meta.name)
+    } else {
+        format!("{kind} {}/{}", meta.namespace, meta.name)
     }
 }
 
@@ -159,8 +171,8 @@ fn typed<T: DeserializeOwned>(
     })
 }
 
-/// Requires a name and puts namespaced objects without a namespace into `default`, as the API
-/// server would.
+/// Requires a name, puts namespaced objects without a namespace into `default` and applies the
+/// API server's checks and defaults (`admission`), as the API server would.
 fn with_defaults(
     mut object: ClusterObject,
     origin: &str,
@@ -189,6 +201,12 @@ fn with_defaults(
     if let Some(meta) = meta.filter(|m| m.namespace.is_empty()) {
         meta.namespace = "default".into();
     }
+    admit(&mut object).map_err(|r| {
+        InputError::new(origin, r.message)
+            .at(location)
+            .object(what)
+            .field(r.field)
+    })?;
     Ok(object)
 }
 
@@ -276,6 +294,16 @@ mod tests {
         assert!(
             e.starts_with("f.yaml: document 0: Pod ns/p: field spec.containers[0].resources.requests.cpu: quantities must"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_value_the_api_server_refuses_names_file_object_and_field() {
+        let e = decode_err(json!({"kind": "Node", "metadata": {"name": "n1"},
+            "status": {"capacity": {"cpu": -4}}}));
+        assert_eq!(
+            e,
+            "f.yaml: document 0: Node n1: field status.capacity.cpu: must not be negative: -4 (the API server refuses it)"
         );
     }
 

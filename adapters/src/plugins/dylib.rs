@@ -2,7 +2,9 @@
 //! like a built-in (where Volcano's `LoadCustomPlugins` loads Go plugins). Libraries speak the
 //! SDK's versioned C ABI, so one built by another compiler works as long as its ABI version
 //! matches. A file that is not one is refused with the reason: not an ELF object, a Go plugin,
-//! the loader's own message, no tephra entry symbol, another ABI version.
+//! the loader's own message, no tephra entry symbol, another ABI version. Before anything is
+//! read, the directory and each library must be writable only by their owner, this process's
+//! user or root (`ownership`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use tephra_plugin_sdk::abi::{ENTRY_SYMBOL, Entry};
 use tephra_plugin_sdk::host::PluginLibrary;
 
 use super::library_file::refuse_before_loading;
+use super::ownership::refuse_if_others_may_write;
 
 /// A library that was loaded; it stays loaded while the registry or a plugin uses it.
 pub type LoadedLibrary = Arc<PluginLibrary>;
@@ -38,6 +41,7 @@ pub fn load_plugins_dir(
     dir: &Path,
     registry: &mut PluginRegistry,
 ) -> Result<Vec<LoadedLibrary>, LoadError> {
+    refuse_if_others_may_write(dir).map_err(|reason| error(dir, reason))?;
     let entries = std::fs::read_dir(dir).map_err(|e| error(dir, e))?;
     let mut paths = Vec::new();
     for entry in entries {
@@ -67,6 +71,7 @@ fn with_cause(e: &libloading::Error) -> String {
 
 /// Loads one library and checks its ABI version.
 fn load_library(path: &Path) -> Result<LoadedLibrary, LoadError> {
+    refuse_if_others_may_write(path).map_err(|reason| error(path, reason))?;
     refuse_before_loading(path).map_err(|reason| error(path, reason))?;
     // SAFETY: loading runs the library's initialisers; a plugins directory holds code the
     // operator chose to run in the scheduler, as with Volcano's `--plugins-dir`.
@@ -113,6 +118,32 @@ mod tests {
         let dir = TestDir::new(&[("broken.so", "not an ELF file"), ("README.md", "notes")]);
         let e = load_plugins_dir(dir.path(), &mut PluginRegistry::new()).unwrap_err();
         assert_eq!(e.path, dir.join("broken.so"));
+    }
+
+    #[test]
+    fn a_directory_or_library_others_may_write_is_refused_by_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let chmod = |p: &Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        let dir = TestDir::new(&[("a.so", "not loaded")]);
+        chmod(dir.path(), 0o777);
+        let e = load_plugins_dir(dir.path(), &mut PluginRegistry::new()).unwrap_err();
+        assert_eq!(e.path, dir.path());
+        assert!(
+            e.reason
+                .starts_with("writable by group or others (mode 0777)"),
+            "{e}"
+        );
+        chmod(dir.path(), 0o755);
+        chmod(&dir.join("a.so"), 0o666);
+        let e = load_plugins_dir(dir.path(), &mut PluginRegistry::new()).unwrap_err();
+        assert_eq!(e.path, dir.join("a.so"));
+        assert!(
+            e.reason
+                .starts_with("writable by group or others (mode 0666)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod dylib;
 pub mod extender;
 mod library_file;
+mod ownership;
 
 pub use dylib::{LoadError, LoadedLibrary, load_plugins_dir};
 

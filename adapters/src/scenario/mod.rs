@@ -103,10 +103,20 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
     };
     let mut objects = Vec::new();
     let mut skipped = Vec::new();
+    let mut names = manifest::UniqueNames::default();
     for (i, value) in raw.objects.into_iter().enumerate() {
         let location = format!("objects[{i}]");
         match manifest::decode(value, None, path, &location)? {
-            Decoded::Object(o) => objects.push(o),
+            Decoded::Object(o) => {
+                names
+                    .admit(&o, &format!("{path}: {location}"))
+                    .map_err(|e| {
+                        InputError::new(path, e)
+                            .at(&location)
+                            .object(manifest::describe_object(&o))
+                    })?;
+                objects.push(o);
+            }
             Decoded::Skipped(what) => skipped.push(format!("{path}: {location}: skipped {what}")),
         }
     }
@@ -148,6 +158,16 @@ mod tests {
         assert_eq!(s.objects.len(), 1);
         assert_eq!(s.skipped, ["case.yaml: objects[1]: skipped Secret s"]);
         assert_eq!(s.expect.bind_count, Some(1));
+    }
+
+    #[test]
+    fn two_queues_of_one_name_in_a_scenario_are_refused() {
+        let q = json!({"kind": "Queue", "metadata": {"name": "q"}});
+        let doc = json!({"objects": [q.clone(), q]});
+        assert_eq!(
+            parse_scenario(doc, "case.yaml").unwrap_err().to_string(),
+            "case.yaml: objects[1]: Queue q: duplicate name: case.yaml: objects[0] already has this Queue (names are unique per kind and namespace, as in a cluster)"
+        );
     }
 
     #[test]

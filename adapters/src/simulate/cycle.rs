@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use tephra_cache::ClusterState;
 use tephra_cache::cycle::{CycleDriver, CycleError};
+use tephra_engine::api::Pod;
 use tephra_engine::api::{PodGroupStatus, Time};
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{Decisions, PluginRegistry};
 use tephra_engine::model::TaskStatus;
-use tephra_engine::snapshot::Snapshot;
+use tephra_engine::snapshot::{GROUP_NAME_ANNOTATION, Snapshot};
 
 use crate::offline::{DEFAULT_QUEUE, SCHEDULER_START, START_TIME};
 
@@ -36,12 +37,40 @@ pub struct CycleReport {
     pub pod_groups: BTreeMap<String, PodGroupStatus>,
     /// Jobs with tasks that were not placed, in job order.
     pub waiting: Vec<Waiting>,
-    /// Pending pods outside any session job (no PodGroup, or one whose queue is missing).
-    pub orphans: Vec<String>,
+    /// `(ns/pod, why)` of pending pods outside any session job: the reason names the missing
+    /// PodGroup or queue.
+    pub orphans: Vec<(String, String)>,
+}
+
+/// Why a pending pod is in no session job, naming what is missing.
+fn orphan_reason(state: &ClusterState, pod: &Pod) -> String {
+    let ns = &pod.metadata.namespace;
+    let group = pod
+        .metadata
+        .annotations
+        .get(GROUP_NAME_ANNOTATION)
+        .map_or("", String::as_str);
+    if group.is_empty() {
+        return format!(
+            "names no PodGroup (annotation {GROUP_NAME_ANNOTATION}); in a cluster Volcano's controllers create one"
+        );
+    }
+    let Some(pg) = state.pod_group(ns, group) else {
+        return format!("its PodGroup {ns}/{group} is not in the input");
+    };
+    let queue = if pg.spec.queue.is_empty() {
+        DEFAULT_QUEUE
+    } else {
+        &pg.spec.queue
+    };
+    if state.queue(queue).is_none() {
+        return format!("queue {queue} of its PodGroup {ns}/{group} is not in the input");
+    }
+    format!("its PodGroup {ns}/{group} did not enter the session")
 }
 
 impl CycleReport {
-    fn new(snap: &Snapshot, d: &Decisions) -> Self {
+    fn new(state: &ClusterState, snap: &Snapshot, d: &Decisions) -> Self {
         let key = |ns: &str, name: &str| format!("{ns}/{name}");
         let mut reasons: BTreeMap<String, &str> = BTreeMap::new();
         for c in &d.pod_conditions {
@@ -64,7 +93,12 @@ impl CycleReport {
             .collect();
         let orphans = (0..snap.tasks.len())
             .filter(|&t| snap.tasks.job[t].is_none() && snap.tasks.status[t] == TaskStatus::Pending)
-            .map(|t| key(&snap.tasks.namespace[t], &snap.tasks.name[t]))
+            .map(|t| {
+                (
+                    key(&snap.tasks.namespace[t], &snap.tasks.name[t]),
+                    orphan_reason(state, &snap.tasks.pod[t]),
+                )
+            })
             .collect();
         CycleReport {
             binds: d
@@ -108,7 +142,7 @@ pub fn run_cycles(
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
         let uid = format!("tephra-cycle-{cycle}").into();
         let done = driver.run(state, registry, now, uid, &mut ())?;
-        reports.push(CycleReport::new(&done.snapshot, &done.decisions));
+        reports.push(CycleReport::new(state, &done.snapshot, &done.decisions));
         state.complete_offline();
     }
     Ok(reports)
@@ -149,7 +183,8 @@ mod tests {
 
     #[test]
     fn report_groups_waiting_pods_by_job_and_lists_orphans() {
-        let snap = ClusterState::from_objects(objects()).snapshot(DEFAULT_QUEUE);
+        let mut state = ClusterState::from_objects(objects());
+        let snap = state.snapshot(DEFAULT_QUEUE);
         let cond = |name: &str, message: &str| PodConditionUpdate {
             namespace: "ns".into(),
             name: name.into(),
@@ -170,7 +205,7 @@ mod tests {
             pod_conditions: vec![cond("b", "no room"), cond("a", "no room")],
             ..Default::default()
         };
-        let r = CycleReport::new(&snap, &d);
+        let r = CycleReport::new(&state, &snap, &d);
         assert_eq!(r.binds, [("ns/x".to_string(), "n1".to_string())]);
         assert_eq!(r.waiting.len(), 1);
         assert_eq!(r.waiting[0].job, "ns/pg");
@@ -182,7 +217,34 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["ns/a", "ns/b"]
         );
-        assert_eq!(r.orphans, ["ns/loose"]);
+        assert_eq!(r.orphans.len(), 1);
+        assert_eq!(r.orphans[0].0, "ns/loose");
+        assert!(r.orphans[0].1.starts_with("names no PodGroup"), "{r:?}");
+    }
+
+    #[test]
+    fn an_orphans_reason_names_the_missing_pod_group_or_queue() {
+        let mut objects = objects();
+        let ClusterObject::PodGroup(pg) = &mut objects[1] else {
+            unreachable!("the second object is the PodGroup")
+        };
+        pg.spec.queue = "gone".into();
+        let mut pod = Pod::default();
+        pod.metadata.namespace = "ns".into();
+        pod.metadata.name = "lost".into();
+        pod.metadata
+            .annotations
+            .insert(GROUP_NAME_ANNOTATION.into(), "nowhere".into());
+        let state = ClusterState::from_objects(objects);
+        assert_eq!(
+            orphan_reason(&state, &pod),
+            "its PodGroup ns/nowhere is not in the input"
+        );
+        let a = state.pod("ns", "a").unwrap();
+        assert_eq!(
+            orphan_reason(&state, a),
+            "queue gone of its PodGroup ns/pg is not in the input"
+        );
     }
 
     #[test]

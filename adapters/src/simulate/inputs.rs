@@ -1,6 +1,7 @@
 //! The inputs of a simulation: scenario files and plain manifests merged into one object list,
 //! and the scheduler configuration to use.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tephra_engine::api::ClusterObject;
@@ -8,7 +9,7 @@ use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig
 use tephra_engine::framework::{PluginRegistry, Strictness, check_config};
 
 use crate::InputError;
-use crate::manifest::{self, decode_documents, parse_documents};
+use crate::manifest::{self, UniqueNames, decode_documents, describe_object, parse_documents};
 use crate::scenario::{is_scenario, parse_scenario, parse_scenario_conf};
 
 /// Objects of every file in order, notes about skipped documents, and the configuration text
@@ -20,12 +21,18 @@ pub struct Inputs {
     pub scenario_conf: Option<(String, String)>,
 }
 
-/// Loads `files`; two scenario files with different configurations are refused.
+/// Loads `files`; an empty file, two objects of one kind and name, and two scenario files with
+/// different configurations are refused.
 pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
     let mut inputs = Inputs::default();
+    let mut names = UniqueNames::default();
     for path in files {
         let origin = path.display().to_string();
         let docs = parse_documents(&manifest::read_text(path)?, &origin)?;
+        let first_new = inputs.objects.len();
+        if docs.is_empty() {
+            return Err(InputError::new(origin, manifest::EMPTY_FILE));
+        }
         if let [doc] = docs.as_slice()
             && is_scenario(doc)
         {
@@ -43,7 +50,7 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
                         ));
                     }
                     Some(_) => {}
-                    None => inputs.scenario_conf = Some((origin, text)),
+                    None => inputs.scenario_conf = Some((origin.clone(), text)),
                 }
             }
         } else {
@@ -51,8 +58,53 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
             inputs.objects.extend(m.objects);
             inputs.notes.extend(m.skipped);
         }
+        for o in &inputs.objects[first_new..] {
+            names
+                .admit(o, &origin)
+                .map_err(|e| InputError::new(&origin, e).object(describe_object(o)))?;
+        }
     }
     Ok(inputs)
+}
+
+/// Pods listed by name in a note before "and N more".
+const NAMED_IN_NOTE: usize = 5;
+
+/// Removes the pending pods another scheduler is to place, as vc-scheduler's `--scheduler-name`
+/// filter does: a pod stays when it is bound (it uses its node's resources whoever placed it) or
+/// its `schedulerName` is one of `names`. A pod without a `schedulerName` stays too: the API
+/// server would have set `default-scheduler`, but a hand-written manifest means this one.
+/// Returns one note per other scheduler.
+pub fn keep_own_pods(objects: &mut Vec<ClusterObject>, names: &[String]) -> Vec<String> {
+    let mut others: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    objects.retain(|o| match o {
+        ClusterObject::Pod(p)
+            if p.spec.node_name.is_empty()
+                && !p.spec.scheduler_name.is_empty()
+                && !names.contains(&p.spec.scheduler_name) =>
+        {
+            others
+                .entry(p.spec.scheduler_name.clone())
+                .or_default()
+                .push(format!("{}/{}", p.metadata.namespace, p.metadata.name));
+            false
+        }
+        _ => true,
+    });
+    others
+        .into_iter()
+        .map(|(scheduler, pods)| {
+            let mut listed = pods[..pods.len().min(NAMED_IN_NOTE)].join(", ");
+            if pods.len() > NAMED_IN_NOTE {
+                listed.push_str(&format!(" and {} more", pods.len() - NAMED_IN_NOTE));
+            }
+            format!(
+                "{} pending pods name schedulerName {scheduler:?}, not {} (--scheduler-name), and are left to it: {listed}",
+                pods.len(),
+                names.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// A configuration as the offline commands run it, and a warning for each part of it set
@@ -134,6 +186,59 @@ mod tests {
             inputs.scenario_conf.map(|(_, t)| t).as_deref(),
             Some("actions: allocate")
         );
+    }
+
+    #[test]
+    fn pending_pods_of_other_schedulers_are_left_out_with_a_note() {
+        let pod = |name: &str, scheduler: &str, node: &str| {
+            let mut p = tephra_engine::api::Pod::default();
+            p.metadata.namespace = "ns".into();
+            p.metadata.name = name.into();
+            p.spec.scheduler_name = scheduler.into();
+            p.spec.node_name = node.into();
+            ClusterObject::Pod(Box::new(p))
+        };
+        let mut objects = vec![
+            pod("ours", "volcano", ""),
+            pod("unnamed", "", ""),
+            pod("theirs", "default-scheduler", ""),
+            pod("theirs-bound", "default-scheduler", "n1"),
+        ];
+        let notes = keep_own_pods(&mut objects, &["volcano".to_string()]);
+        let kept: Vec<&str> = objects
+            .iter()
+            .map(|o| tephra_cache::meta_of(o).name.as_str())
+            .collect();
+        assert_eq!(kept, ["ours", "unnamed", "theirs-bound"]);
+        assert_eq!(
+            notes,
+            [
+                "1 pending pods name schedulerName \"default-scheduler\", not volcano (--scheduler-name), and are left to it: ns/theirs"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_refused_by_name() {
+        let dir = TestDir::new(&[("e.yaml", "# nothing\n")]);
+        let e = load_inputs(&[dir.join("e.yaml")]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("e.yaml: holds no objects: the file is empty or only comments"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_same_node_in_two_files_is_refused_naming_both() {
+        let dir = TestDir::new(&[
+            ("s.yaml", SCENARIO),
+            ("m.yaml", "kind: Node\nmetadata: {name: n1}\n"),
+        ]);
+        let e = load_inputs(&[dir.join("s.yaml"), dir.join("m.yaml")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("m.yaml: Node n1: duplicate name: "), "{e}");
+        assert!(e.contains("s.yaml already has this Node"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The JSON view of a simulation, for tools:
-//! `{"cycles":[{"binds":{..},"evictions":[..],"pipelined":{..},"podGroups":{..}}]}`,
-//! maps sorted by key.
+//! `{"cycles":[{"binds":{..},"evictions":[..],"pipelined":{..},"podGroups":{..},
+//! "waiting":{job:{pod:reason}},"notScheduled":{pod:reason}}]}`, maps sorted by key: what the
+//! text view shows, every waiting pod with its own reason.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -22,6 +23,11 @@ struct Cycle<'a> {
     pipelined: BTreeMap<&'a str, &'a str>,
     #[serde(rename = "podGroups")]
     pod_groups: BTreeMap<&'a str, PodGroup<'a>>,
+    /// Jobs with pods left unplaced: `job -> pod -> reason`.
+    waiting: BTreeMap<&'a str, BTreeMap<&'a str, &'a str>>,
+    /// Pending pods in no session job, with why.
+    #[serde(rename = "notScheduled")]
+    not_scheduled: BTreeMap<&'a str, &'a str>,
 }
 
 #[derive(Serialize)]
@@ -59,6 +65,12 @@ pub fn write_json(cycles: &[CycleReport], out: &mut dyn Write) -> io::Result<()>
                         )
                     })
                     .collect(),
+                waiting: c
+                    .waiting
+                    .iter()
+                    .map(|w| (w.job.as_str(), pairs(&w.pods)))
+                    .collect(),
+                not_scheduled: pairs(&c.orphans),
             })
             .collect(),
     };
@@ -72,7 +84,7 @@ mod tests {
     use tephra_engine::api::PodGroupStatus;
 
     #[test]
-    fn shape_is_exact_with_sorted_maps() {
+    fn shape_is_exact_with_sorted_maps_and_keeps_unscheduled_pods_with_reasons() {
         let c = CycleReport {
             binds: vec![("ns/b".into(), "n2".into()), ("ns/a".into(), "n1".into())],
             evictions: vec![("ns/v".into(), "preempt".into())],
@@ -85,7 +97,11 @@ mod tests {
                 },
             )]
             .into(),
-            ..Default::default()
+            waiting: vec![super::super::Waiting {
+                job: "ns/big".into(),
+                pods: vec![("ns/big-0".into(), "0/3 nodes are unavailable".into())],
+            }],
+            orphans: vec![("ns/loose".into(), "names no PodGroup".into())],
         };
         let mut out = Vec::new();
         write_json(&[c], &mut out).unwrap();
@@ -93,7 +109,9 @@ mod tests {
             String::from_utf8(out).unwrap(),
             concat!(
                 r#"{"cycles":[{"binds":{"ns/a":"n1","ns/b":"n2"},"evictions":["ns/v"],"pipelined":{"ns/w":"n3"},"#,
-                r#""podGroups":{"ns/pg":{"phase":"Running","conditions":[]}}}]}"#,
+                r#""podGroups":{"ns/pg":{"phase":"Running","conditions":[]}},"#,
+                r#""waiting":{"ns/big":{"ns/big-0":"0/3 nodes are unavailable"}},"#,
+                r#""notScheduled":{"ns/loose":"names no PodGroup"}}]}"#,
                 "\n"
             )
         );

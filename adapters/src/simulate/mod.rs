@@ -12,7 +12,7 @@ use tephra_engine::framework::{PluginRegistry, Strictness};
 
 use crate::InputError;
 pub use cycle::{CycleReport, Waiting, run_cycles};
-pub use inputs::{Inputs, ResolvedConf, load_inputs, resolve_conf};
+pub use inputs::{Inputs, ResolvedConf, keep_own_pods, load_inputs, resolve_conf};
 pub use json::write_json;
 pub use text::write_text;
 
@@ -24,6 +24,8 @@ pub struct SimulateOptions {
     pub cycles: u32,
     /// Whether a configuration part Volcano would skip refuses the run (`--strict-config`).
     pub strictness: Strictness,
+    /// The pods' `schedulerName`s this run schedules (`--scheduler-name`).
+    pub scheduler_names: Vec<String>,
 }
 
 /// The reports of every cycle, notes about input that was left out, and warnings about parts
@@ -40,7 +42,9 @@ pub fn simulate(
     options: &SimulateOptions,
     registry: &PluginRegistry,
 ) -> Result<Simulation, InputError> {
-    let inputs = load_inputs(&options.files)?;
+    let mut inputs = load_inputs(&options.files)?;
+    let others = keep_own_pods(&mut inputs.objects, &options.scheduler_names);
+    inputs.notes.extend(others);
     let conf = resolve_conf(
         options.conf.as_deref(),
         inputs.scenario_conf.as_ref(),

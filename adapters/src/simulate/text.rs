@@ -58,8 +58,8 @@ pub fn write_text(cycles: &[CycleReport], out: &mut dyn Write) -> io::Result<()>
         }
         if !c.orphans.is_empty() {
             writeln!(out, "  not scheduled (no PodGroup in a known queue):")?;
-            for pod in &c.orphans {
-                writeln!(out, "    {pod}")?;
+            for (pod, why) in &c.orphans {
+                writeln!(out, "    {pod}: {why}")?;
             }
         }
         if !c.pod_groups.is_empty() {
@@ -126,7 +126,10 @@ mod tests {
         let c = CycleReport {
             evictions: vec![("ns/v".into(), "preempt".into())],
             pipelined: vec![("ns/w".into(), "n2".into())],
-            orphans: vec!["ns/loose".into()],
+            orphans: vec![(
+                "ns/loose".into(),
+                "its PodGroup ns/g is not in the input".into(),
+            )],
             pod_groups: [(
                 "ns/pg".to_string(),
                 tephra_engine::api::PodGroupStatus {
@@ -141,7 +144,7 @@ mod tests {
         for line in [
             "    ns/v (preempt)\n",
             "    ns/w -> n2\n",
-            "    ns/loose\n",
+            "    ns/loose: its PodGroup ns/g is not in the input\n",
             "    ns/pg: Running\n",
         ] {
             assert!(t.contains(line), "{line:?} not in:\n{t}");

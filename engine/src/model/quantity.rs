@@ -83,11 +83,7 @@ impl Quantity {
             "Ei" => exp2 = 60,
             _ => {
                 let rest = suffix.strip_prefix(['e', 'E']).ok_or_else(err)?;
-                let e: i32 = rest.parse().map_err(|_| err())?;
-                if !(-64..=64).contains(&e) {
-                    return Err(err());
-                }
-                exp10 += e;
+                exp10 += decimal_exponent(rest).ok_or_else(err)?;
             }
         }
         if negative {
@@ -165,6 +161,19 @@ impl Quantity {
     }
 }
 
+/// A decimal exponent (`400`, `-3`, `+2`), clamped to +-64: Kubernetes accepts any exponent
+/// (`1e400`), and beyond 64 every value saturates (or rounds up to the smallest unit) exactly as
+/// it does at 64, so clamping keeps `value` and `milli_value`. `None` when it is no integer.
+fn decimal_exponent(text: &str) -> Option<i32> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let negative = text.starts_with('-');
+    let magnitude = digits.parse::<u32>().unwrap_or(u32::MAX).min(64) as i32;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
 fn clamp(v: i128) -> i64 {
     v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
@@ -233,6 +242,16 @@ mod tests {
         assert_eq!(q("1E3").value(), 1000);
         assert_eq!(q("1E").value(), 1_000_000_000_000_000_000);
         assert_eq!(q("25e-1").milli_value(), 2500);
+    }
+
+    #[test]
+    fn exponents_beyond_64_are_accepted_as_kubernetes_does_and_saturate() {
+        assert_eq!(q("1e400").milli_value(), i64::MAX);
+        assert_eq!(q("1e400").value(), i64::MAX);
+        assert_eq!(q("-1e99999999999").milli_value(), i64::MIN);
+        assert_eq!(q("1e-400").milli_value(), 1, "rounded up to one milli-unit");
+        assert_eq!(q("0e400").milli_value(), 0);
+        assert_eq!(q("1e400").to_string(), "1e400");
     }
 
     #[test]

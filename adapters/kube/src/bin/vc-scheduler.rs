@@ -6,7 +6,9 @@ use tephra_kube::flags::Flags;
 use tracing_subscriber::EnvFilter;
 
 /// klog's `-v` as a log filter: V0–1 info, V2–3 debug, V4+ trace, for tephra's own crates;
-/// libraries log warnings only.
+/// libraries log warnings only. kube's client logs every failed request as a bare
+/// `failed with error ...`, naming no server; tephra reports those failures itself with the
+/// server and the request, so that line is off.
 fn log_filter(v: u8) -> EnvFilter {
     let level = match v {
         0 | 1 => "info",
@@ -14,7 +16,7 @@ fn log_filter(v: u8) -> EnvFilter {
         _ => "trace",
     };
     EnvFilter::new(format!(
-        "warn,tephra_kube={level},tephra_engine={level},tephra_cache={level}"
+        "warn,kube_client::client::builder=off,tephra_kube={level},tephra_engine={level},tephra_cache={level}"
     ))
 }
 

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tephra_engine::api::Pod;
+
+use super::client::ca_bundle;
 use tephra_engine::config::{ArgumentError, Arguments};
 use tephra_engine::model::parse_go_duration;
 
@@ -28,6 +30,10 @@ pub struct ExtenderConfig {
     pub deallocate_func_verb: String,
     pub ignorable: bool,
     pub managed_resources: BTreeSet<String>,
+    /// tephra: `extender.caFile`, the CA bundle (PEM) an `https://` extender's certificate
+    /// must chain to, read at parse time (DER certificates); empty for the system's trust
+    /// store. Volcano's extender has no such key: it trusts the system's store only.
+    pub ca: Vec<Vec<u8>>,
 }
 
 fn refused(key: &str, value: &Value, reason: &str) -> ArgumentError {
@@ -60,8 +66,21 @@ impl ExtenderConfig {
                     )
                 })?,
         };
+        let url_prefix = verb("urlPrefix")?;
+        let ca = match args.string("extender.caFile")? {
+            None => Vec::new(),
+            Some(path) => {
+                let refuse =
+                    |reason: &str| refused("extender.caFile", &Value::String(path.clone()), reason);
+                if !url_prefix.starts_with("https://") {
+                    return Err(refuse("applies to an https:// extender.urlPrefix only"));
+                }
+                ca_bundle(&path).map_err(|e| refuse(&e))?
+            }
+        };
         Ok(ExtenderConfig {
-            url_prefix: verb("urlPrefix")?,
+            url_prefix,
+            ca,
             http_timeout,
             on_session_open_verb: verb("onSessionOpenVerb")?,
             on_session_close_verb: verb("onSessionCloseVerb")?,
@@ -149,6 +168,26 @@ mod tests {
         assert_eq!(e.key, "extender.managedResources");
         let e = ExtenderConfig::parse(&args("extender.predicateVerb: 3\n")).unwrap_err();
         assert_eq!(e.key, "extender.predicateVerb");
+    }
+
+    #[test]
+    fn a_ca_file_is_read_for_an_https_extender_and_refused_otherwise() {
+        let e = ExtenderConfig::parse(&args(
+            "extender.urlPrefix: http://e\nextender.caFile: /etc/ca.pem\n",
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.reason.as_str()),
+            (
+                "extender.caFile",
+                "applies to an https:// extender.urlPrefix only"
+            )
+        );
+        let e = ExtenderConfig::parse(&args(
+            "extender.urlPrefix: https://e\nextender.caFile: /nonexistent/ca.pem\n",
+        ))
+        .unwrap_err();
+        assert!(e.reason.starts_with("cannot read: "), "{e:?}");
     }
 
     #[test]

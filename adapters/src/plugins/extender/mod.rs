@@ -32,7 +32,7 @@ pub struct Extender {
 pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
     let config = ExtenderConfig::parse(args)?;
     Ok(Box::new(Extender {
-        client: Client::new(&config.url_prefix, config.http_timeout),
+        client: Client::new(&config.url_prefix, config.http_timeout, &config.ca),
         config,
         active: true,
     }))
