@@ -40,10 +40,6 @@ impl NodeShards {
         self.refresh();
     }
 
-    pub fn sharding(&self) -> &Sharding {
-        &self.sharding
-    }
-
     /// Stores a created or changed NodeShard.
     pub fn upsert(&mut self, shard: NodeShard) {
         self.shards

@@ -168,11 +168,6 @@ impl ClusterState {
         self.node_shards.set_sharding(sharding);
     }
 
-    /// The sharding flags.
-    pub fn sharding(&self) -> &Sharding {
-        self.node_shards.sharding()
-    }
-
     /// The scheduler's NodeShard with the status it should now report, when the NodeShards
     /// changed since the last call and the shard holds another status; `None` otherwise.
     pub fn node_shard_status_update(&mut self) -> Option<tephra_engine::api::NodeShard> {
