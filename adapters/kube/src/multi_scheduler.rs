@@ -177,6 +177,37 @@ mod tests {
         assert!(per_replica.iter().all(|&n| n > 30), "{per_replica:?}");
     }
 
+    /// Owners worked out apart from this code (Python's zlib.crc32 over the same ring), so a
+    /// tephra replica agrees with a Volcano one on every key.
+    #[test]
+    fn keys_go_to_the_replicas_volcanos_ring_gives_them() {
+        let owner = |key: &str| {
+            (0..3)
+                .map(|i| format!("vc-scheduler-{i}"))
+                .find(|me| {
+                    MultiScheduler::from_env(env(&[
+                        ("MULTI_SCHEDULER_ENABLE", "true"),
+                        ("SCHEDULER_NUM", "3"),
+                        ("SCHEDULER_POD_NAME", me),
+                    ]))
+                    .unwrap()
+                    .unwrap()
+                    .owns(key)
+                })
+                .unwrap()
+        };
+        for (key, replica) in [
+            ("job-a", "vc-scheduler-1"),
+            ("job-b", "vc-scheduler-2"),
+            ("job-c", "vc-scheduler-0"),
+            ("node-1", "vc-scheduler-0"),
+            ("node-3", "vc-scheduler-2"),
+            ("pytorch-job", "vc-scheduler-1"),
+        ] {
+            assert_eq!(owner(key), replica, "{key}");
+        }
+    }
+
     #[test]
     fn off_unless_enabled_and_bad_settings_are_named() {
         assert!(MultiScheduler::from_env(env(&[])).unwrap().is_none());

@@ -210,8 +210,8 @@ impl KindFeed {
             .owner_references
             .as_ref()
             .and_then(|r| r.first())
-            .map(|r| r.name.clone())
-            .or(o.metadata.name.clone())
+            .map(|r| r.name.as_str())
+            .or(o.metadata.name.as_deref())
             .unwrap_or_default();
         let converted = match convert(self.kind, value) {
             Ok(c) => c,
@@ -223,8 +223,8 @@ impl KindFeed {
         let meta = meta_of(&converted.object);
         let key = (meta.namespace.clone(), meta.name.clone());
         let kept = match &converted.object {
-            ClusterObject::Pod(p) => self.keep.keeps_pod(p, &job_key),
-            ClusterObject::PodGroup(_) => self.keep.keeps_pod_group(&job_key),
+            ClusterObject::Pod(p) => self.keep.keeps_pod(p, job_key),
+            ClusterObject::PodGroup(_) => self.keep.keeps_pod_group(job_key),
             ClusterObject::Node(n) => self.keep.keeps_node(n) || self.known.contains(&key),
             _ => true,
         };
@@ -439,6 +439,47 @@ mod tests {
         assert!(
             kinds.contains(&ObjectKind::Service),
             "services are always read"
+        );
+    }
+
+    #[test]
+    fn replicas_split_pod_groups_by_their_first_owners_name() {
+        let env = |k: &str| match k {
+            "MULTI_SCHEDULER_ENABLE" => Some("true".to_string()),
+            "SCHEDULER_NUM" => Some("2".to_string()),
+            "SCHEDULER_POD_NAME" => Some("vc-0".to_string()),
+            _ => None,
+        };
+        let ring = crate::multi_scheduler::MultiScheduler::from_env(env)
+            .unwrap()
+            .unwrap();
+        let jobs: Vec<String> = (0..200).map(|i| format!("job-{i}")).collect();
+        let mine = jobs.iter().find(|n| ring.owns(n)).unwrap();
+        let theirs = jobs.iter().find(|n| !ring.owns(n)).unwrap();
+        let mut f = KindFeed::new(
+            ObjectKind::PodGroup,
+            Responsibility {
+                replicas: Some(std::sync::Arc::new(ring.clone())),
+                ..keep()
+            },
+        );
+        let owned_by = |name: &str, owner: &str| {
+            let owner = json!({"metadata": {"ownerReferences": [
+                {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": owner, "uid": "u"}]}});
+            let mut pg = object(ObjectKind::PodGroup, name, json!({}));
+            pg.metadata.owner_references =
+                serde_json::from_value(owner["metadata"]["ownerReferences"].clone()).unwrap();
+            pg
+        };
+        assert_eq!(
+            names(&f.on_event(Event::Apply(owned_by(theirs, mine)))),
+            [format!("+{theirs}")]
+        );
+        assert!(f.on_event(Event::Apply(owned_by(mine, theirs))).is_empty());
+        let own_name = object(ObjectKind::PodGroup, mine, json!({}));
+        assert_eq!(
+            names(&f.on_event(Event::Apply(own_name))),
+            [format!("+{mine}")]
         );
     }
 
