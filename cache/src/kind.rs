@@ -29,11 +29,12 @@ pub enum ObjectKind {
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    NodeShard,
 }
 
 impl ObjectKind {
     /// Every kind, in the order Volcano's cache is usually fed.
-    pub const ALL: [ObjectKind; 22] = [
+    pub const ALL: [ObjectKind; 23] = [
         ObjectKind::Namespace,
         ObjectKind::PriorityClass,
         ObjectKind::Queue,
@@ -56,6 +57,7 @@ impl ObjectKind {
         ObjectKind::ReplicationController,
         ObjectKind::ReplicaSet,
         ObjectKind::StatefulSet,
+        ObjectKind::NodeShard,
     ];
 
     /// True for the kinds a snapshot's node side is built from (nodes and their measured usage).
@@ -95,6 +97,7 @@ impl ObjectKind {
             ClusterObject::ReplicationController(_) => ObjectKind::ReplicationController,
             ClusterObject::ReplicaSet(_) => ObjectKind::ReplicaSet,
             ClusterObject::StatefulSet(_) => ObjectKind::StatefulSet,
+            ClusterObject::NodeShard(_) => ObjectKind::NodeShard,
         }
     }
 
@@ -128,6 +131,7 @@ impl ObjectKind {
             ObjectKind::ReplicationController => "ReplicationController",
             ObjectKind::ReplicaSet => "ReplicaSet",
             ObjectKind::StatefulSet => "StatefulSet",
+            ObjectKind::NodeShard => "NodeShard",
         }
     }
 }
@@ -163,6 +167,7 @@ pub fn meta_of(object: &ClusterObject) -> &ObjectMeta {
         ClusterObject::ReplicationController(o) => &o.metadata,
         ClusterObject::ReplicaSet(o) => &o.metadata,
         ClusterObject::StatefulSet(o) => &o.metadata,
+        ClusterObject::NodeShard(o) => &o.metadata,
     }
 }
 

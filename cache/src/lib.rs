@@ -5,6 +5,7 @@ mod assume;
 pub mod cycle;
 mod event;
 mod kind;
+mod node_shards;
 mod numa_bookings;
 mod offline;
 mod pod_store;
@@ -13,4 +14,5 @@ mod store;
 
 pub use event::ClusterEvent;
 pub use kind::{ObjectKind, meta_of};
+pub use node_shards::Sharding;
 pub use state::ClusterState;

@@ -23,6 +23,7 @@ use tephra_engine::snapshot::{
     NodeTables, Released, Snapshot, SnapshotBuilder, StorageObjects, TaskTables, WorkloadSelectors,
 };
 
+use crate::node_shards::{NodeShards, Sharding};
 use crate::numa_bookings::NumaBookings;
 use crate::pod_store::PodStore;
 use crate::store::Store;
@@ -53,6 +54,8 @@ pub struct ClusterState {
     pub(crate) workloads: Arc<WorkloadSelectors>,
     /// Workload events applied so far (counted with the stores' changes).
     pub(crate) workload_changes: u64,
+    /// The NodeShards, the sharding flags and the nodes they let this scheduler use.
+    pub(crate) node_shards: NodeShards,
     /// The node side of the last snapshot, while no node came or went since.
     node_tables: Option<NodeTables>,
     /// Nodes updated in place (object or metrics) since the last snapshot, whose rows the next
@@ -147,6 +150,7 @@ impl ClusterState {
             storage_changes: self.storage_changes,
             workloads: self.workloads.clone(),
             workload_changes: self.workload_changes,
+            node_shards: self.node_shards.clone(),
             node_tables: None,
             changed_nodes: BTreeSet::new(),
             task_tables: None,
@@ -166,6 +170,18 @@ impl ClusterState {
         nodes.par_iter().for_each(|n| prepare_node(n));
         let pod_groups: Vec<&Arc<PodGroup>> = self.pod_groups.iter().collect();
         pod_groups.par_iter().for_each(|pg| prepare_pod_group(pg));
+    }
+
+    /// Sets the scheduler's sharding flags: from the next snapshot on, a cycle under hard or
+    /// soft sharding knows the nodes its NodeShard lets it use.
+    pub fn set_sharding(&mut self, sharding: Sharding) {
+        self.node_shards.set_sharding(sharding);
+    }
+
+    /// The scheduler's NodeShard with the status it should now report, when the NodeShards
+    /// changed since the last call and the shard holds another status; `None` otherwise.
+    pub fn node_shard_status_update(&mut self) -> Option<tephra_engine::api::NodeShard> {
+        self.node_shards.status_update()
     }
 
     /// Applies one watch event.
@@ -218,6 +234,7 @@ impl ClusterState {
                     | ObjectKind::ReplicationController
                     | ObjectKind::ReplicaSet
                     | ObjectKind::StatefulSet => self.remove_workload(kind, &namespace, &name),
+                    ObjectKind::NodeShard => self.node_shards.remove(&name),
                     storage => self.remove_storage(storage, &k, &name),
                 };
             }
@@ -254,6 +271,7 @@ impl ClusterState {
             ClusterObject::NodeMetrics(o) => _ = self.node_metrics.upsert(k, *o),
             ClusterObject::Numatopology(o) => _ = self.numatopologies.upsert(k, *o),
             ClusterObject::Namespace(o) => _ = self.namespaces.upsert(k, *o),
+            ClusterObject::NodeShard(o) => self.node_shards.upsert(*o),
             workload @ (ClusterObject::Service(_)
             | ClusterObject::ReplicationController(_)
             | ClusterObject::ReplicaSet(_)
@@ -383,7 +401,8 @@ impl ClusterState {
         b.workload_selectors(self.workloads.clone());
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();
-        let snap = b.build();
+        let mut snap = b.build();
+        snap.shard = self.node_shards.nodes_in_shard(&snap.nodes);
         self.released.0.push(b.take_released());
         self.node_tables = Some(snap.node_tables());
         self.task_tables = Some(snap.task_tables());

@@ -19,6 +19,7 @@ use crate::http;
 use crate::leader::{ElectionConfig, Elector, identity};
 use crate::metrics::Metrics;
 use crate::metrics_source::MetricsSource;
+use crate::multi_scheduler::MultiScheduler;
 use crate::objects::Responsibility;
 use crate::pprof::PprofState;
 use crate::rate_limit::RateLimiter;
@@ -164,6 +165,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
     let keep = Responsibility {
         scheduler_names: names.clone(),
         node_selector: flags.node_selector_pairs().map_err(|e| e.to_string())?,
+        replicas: MultiScheduler::from_env(|k| std::env::var(k).ok())?.map(Arc::new),
     };
     let watched = watched_kinds(&flags);
     let (tx, rx) = mpsc::channel(FEED_CAPACITY);
@@ -181,6 +183,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
             .cache_dumper
             .then(|| flags.cache_dump_dir.clone().into()),
         watched,
+        sharding: flags.sharding(),
     };
     Scheduler::new(Parts {
         settings,

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
+use tephra_cache::Sharding;
 use tephra_engine::framework::NodeSampling;
+use tephra_engine::snapshot::ShardingMode;
 
 use crate::feature_gates::FeatureGates;
 use crate::tls::TlsFiles;
@@ -162,9 +164,11 @@ pub struct Flags {
           default_value = "false", default_missing_value = "true", value_parser = go_bool,
           action = ArgAction::Set)]
     pub strict_config: bool,
-    /// Node sharding mode: `none` (tephra schedules every node).
-    #[arg(long = "scheduler-sharding-mode", default_value = "none")]
-    pub scheduler_sharding_mode: String,
+    /// Node sharding mode: `none` (every node), `hard` (only the nodes of this scheduler's
+    /// NodeShard) or `soft` (its shard's nodes first, then the others). Volcano runs any other
+    /// value as `none`; tephra refuses it.
+    #[arg(long = "scheduler-sharding-mode", default_value = "none", value_parser = ShardingMode::parse)]
+    pub scheduler_sharding_mode: ShardingMode,
     /// NodeShard owned by this scheduler (used only with sharding).
     #[arg(long = "scheduler-sharding-name", default_value = "volcano")]
     pub scheduler_sharding_name: String,
@@ -258,8 +262,6 @@ pub struct Flags {
 pub enum FlagError {
     #[error("--node-selector: {0:?} is not key:value")]
     NodeSelector(String),
-    #[error("--scheduler-sharding-mode={0}: only \"none\" is supported")]
-    ShardingMode(String),
     #[error("--kube-api-qps={0}: must be positive")]
     Qps(f32),
     #[error("--disable-default-scheduler-config needs --scheduler-conf")]
@@ -303,14 +305,17 @@ impl Flags {
         Flags::try_parse_from(args)
     }
 
+    /// The sharding flags, as the cache takes them.
+    pub fn sharding(&self) -> Sharding {
+        Sharding {
+            mode: self.scheduler_sharding_mode,
+            name: self.scheduler_sharding_name.clone(),
+        }
+    }
+
     /// Checks the values clap cannot check alone.
     pub fn validate(&self) -> Result<(), FlagError> {
         self.node_selector_pairs()?;
-        if self.scheduler_sharding_mode != "none" {
-            return Err(FlagError::ShardingMode(
-                self.scheduler_sharding_mode.clone(),
-            ));
-        }
         if self.kube_api_qps <= 0.0 || self.kube_api_qps.is_nan() {
             return Err(FlagError::Qps(self.kube_api_qps));
         }
@@ -561,18 +566,23 @@ mod tests {
     }
 
     #[test]
-    fn sharding_is_refused_with_the_flag_named() {
-        assert!(
-            parse(&["--plugins-dir=/plugins"])
-                .unwrap()
-                .validate()
-                .is_ok()
+    fn sharding_flags_name_the_mode_and_shard_and_an_unknown_mode_is_refused() {
+        let f = parse(&[
+            "--scheduler-sharding-mode=soft",
+            "--scheduler-sharding-name=s1",
+        ])
+        .unwrap();
+        assert_eq!(
+            f.sharding(),
+            Sharding {
+                mode: ShardingMode::Soft,
+                name: "s1".into()
+            }
         );
-        let e = parse(&["--scheduler-sharding-mode=hard"])
-            .unwrap()
-            .validate()
-            .unwrap_err();
-        assert!(e.to_string().contains("--scheduler-sharding-mode"));
+        assert_eq!(parse(&[]).unwrap().sharding().mode, ShardingMode::None);
+        assert_eq!(parse(&[]).unwrap().sharding().name, "volcano");
+        let e = parse(&["--scheduler-sharding-mode=firm"]).unwrap_err();
+        assert!(e.to_string().contains("--scheduler-sharding-mode"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod http;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_source;
+pub mod multi_scheduler;
 pub mod objects;
 pub mod pprof;
 pub mod rate_limit;

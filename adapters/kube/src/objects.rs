@@ -2,10 +2,14 @@
 //! stripped types by the same code that reads manifests, and the responsibility filters of
 //! Volcano's cache (Volcano: pkg/scheduler/cache/cache.go and util.go, responsibleForPod).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tephra_adapters::manifest::{Decoded, decode};
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{ClusterObject, Node, Pod};
+
+use crate::multi_scheduler::MultiScheduler;
 
 /// An object as the API server holds it, kept for writes that send the whole object back
 /// (PodGroup update, pod and queue status updates). `managedFields` are dropped.
@@ -30,28 +34,45 @@ pub fn convert(kind: ObjectKind, mut value: Value) -> Result<Converted, String> 
     }
 }
 
-/// Which objects this scheduler keeps, from its flags.
+/// Which objects this scheduler keeps, from its flags and environment.
 #[derive(Debug, Clone, Default)]
 pub struct Responsibility {
     pub scheduler_names: Vec<String>,
     /// `--node-selector` pairs; empty keeps every node.
     pub node_selector: Vec<(String, String)>,
+    /// The hash ring of a scheduler StatefulSet's replicas (`MULTI_SCHEDULER_ENABLE`).
+    pub replicas: Option<Arc<MultiScheduler>>,
 }
 
 impl Responsibility {
-    /// A pod is cached when one of our scheduler names schedules it, or when it is bound
-    /// (other schedulers' pods still use node resources).
-    pub fn keeps_pod(&self, pod: &Pod) -> bool {
-        !pod.spec.node_name.is_empty() || self.scheduler_names.contains(&pod.spec.scheduler_name)
+    /// True unless the replicas' ring gives `key` to another replica.
+    fn owns(&self, key: &str) -> bool {
+        self.replicas.as_ref().is_none_or(|r| r.owns(key))
     }
 
-    /// A node is cached when no selector is set or any of its labels equals any entry.
+    /// A pod is cached when one of our scheduler names schedules it (and, among replicas, its
+    /// job is ours: `job_key` is its first owner's name, or its own), or when it is bound
+    /// (other schedulers' pods still use node resources; among replicas, to one of our nodes).
+    pub fn keeps_pod(&self, pod: &Pod, job_key: &str) -> bool {
+        (self.scheduler_names.contains(&pod.spec.scheduler_name) && self.owns(job_key))
+            || (!pod.spec.node_name.is_empty() && self.owns(&pod.spec.node_name))
+    }
+
+    /// A PodGroup is cached unless the replicas' ring gives it to another replica (`job_key`:
+    /// its first owner's name, or its own).
+    pub fn keeps_pod_group(&self, job_key: &str) -> bool {
+        self.owns(job_key)
+    }
+
+    /// A node is cached when it is ours among replicas, and no selector is set or any of its
+    /// labels equals any entry.
     pub fn keeps_node(&self, node: &Node) -> bool {
-        self.node_selector.is_empty()
-            || self
-                .node_selector
-                .iter()
-                .any(|(k, v)| node.metadata.labels.get(k) == Some(v))
+        self.owns(&node.metadata.name)
+            && (self.node_selector.is_empty()
+                || self
+                    .node_selector
+                    .iter()
+                    .any(|(k, v)| node.metadata.labels.get(k) == Some(v)))
     }
 }
 
@@ -73,9 +94,46 @@ mod tests {
             scheduler_names: vec!["volcano".into()],
             ..Default::default()
         };
-        assert!(r.keeps_pod(&pod("volcano", "")));
-        assert!(!r.keeps_pod(&pod("default-scheduler", "")));
-        assert!(r.keeps_pod(&pod("default-scheduler", "n1")));
+        assert!(r.keeps_pod(&pod("volcano", ""), "p"));
+        assert!(!r.keeps_pod(&pod("default-scheduler", ""), "p"));
+        assert!(r.keeps_pod(&pod("default-scheduler", "n1"), "p"));
+    }
+
+    #[test]
+    fn replicas_keep_their_jobs_pods_and_the_pods_bound_to_their_nodes() {
+        let replica = |i: usize| {
+            let me = format!("vc-{i}");
+            let env = move |k: &str| match k {
+                "MULTI_SCHEDULER_ENABLE" => Some("true".to_string()),
+                "SCHEDULER_NUM" => Some("2".to_string()),
+                "SCHEDULER_POD_NAME" => Some(me.clone()),
+                _ => None,
+            };
+            Responsibility {
+                scheduler_names: vec!["volcano".into()],
+                replicas: MultiScheduler::from_env(env).unwrap().map(Arc::new),
+                ..Default::default()
+            }
+        };
+        let (r0, r1) = (replica(0), replica(1));
+        for job in ["job-a", "job-b", "job-c", "job-d"] {
+            let pending = pod("volcano", "");
+            assert!(
+                r0.keeps_pod(&pending, job) != r1.keeps_pod(&pending, job),
+                "{job}: one replica schedules it"
+            );
+            assert_eq!(r0.keeps_pod(&pending, job), r0.keeps_pod_group(job));
+        }
+        for node in ["n1", "n2", "n3", "n4"] {
+            let mut n = Node::default();
+            n.metadata.name = node.into();
+            let bound = pod("default-scheduler", node);
+            assert!(
+                r0.keeps_node(&n) != r1.keeps_node(&n),
+                "{node}: one replica has it"
+            );
+            assert_eq!(r0.keeps_pod(&bound, "x"), r0.keeps_node(&n));
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use tephra_cache::ObjectKind;
 
 use crate::writes::ObjectRef;
 
-/// Raw pods, PodGroups, queues, volumes and claims by `namespace/name`.
+/// Raw pods, PodGroups, queues, volumes, claims and NodeShards by `namespace/name`.
 #[derive(Debug, Default)]
 pub struct RawStore {
     objects: HashMap<(ObjectKind, String, String), Value>,
@@ -23,6 +23,7 @@ fn kept(kind: ObjectKind) -> bool {
             | ObjectKind::Queue
             | ObjectKind::PersistentVolume
             | ObjectKind::PersistentVolumeClaim
+            | ObjectKind::NodeShard
     )
 }
 

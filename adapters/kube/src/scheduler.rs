@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tephra_adapters::profiling::PhaseProfiled;
 use tephra_cache::cycle::CycleDriver;
-use tephra_cache::{ClusterEvent, ClusterState, ObjectKind, meta_of};
+use tephra_cache::{ClusterEvent, ClusterState, ObjectKind, Sharding, meta_of};
 use tephra_engine::api::{ClusterObject, Time};
 use tephra_engine::config::SchedulerConfig;
 use tephra_engine::framework::{
@@ -45,6 +45,8 @@ pub struct LoopSettings {
     pub node_sampling: Option<NodeSampling>,
     pub dump_dir: Option<PathBuf>,
     pub watched: Vec<ObjectKind>,
+    /// `--scheduler-sharding-mode` and `--scheduler-sharding-name`.
+    pub sharding: Sharding,
 }
 
 /// A PodScheduled condition as written: reason, message and nominated node.
@@ -143,9 +145,11 @@ impl Scheduler {
         let driver = CycleDriver::new(Arc::new(p.conf), &p.settings.default_queue)
             .started_at(Time(unix_now()))
             .node_sampling(p.settings.node_sampling);
+        let mut state = ClusterState::new();
+        state.set_sharding(p.settings.sharding.clone());
         Scheduler {
             settings: p.settings,
-            state: ClusterState::new(),
+            state,
             raw: RawStore::default(),
             driver,
             conf_source: p.conf_source,
@@ -398,12 +402,30 @@ impl Scheduler {
         }
         loop {
             self.drain_feed();
+            self.report_node_shard();
             self.finish_volume_waits().await;
             self.maybe_reload()?;
             self.maybe_dump();
             self.run_once().await;
             tokio::time::sleep(self.settings.schedule_period).await;
         }
+    }
+
+    /// Writes the status of this scheduler's NodeShard when the NodeShards changed it (between
+    /// cycles, as Volcano holds the write until its session ends), off the loop.
+    fn report_node_shard(&mut self) {
+        let Some(shard) = self.state.node_shard_status_update() else {
+            return;
+        };
+        let Some(raw) = self
+            .raw
+            .get(ObjectKind::NodeShard, "", &shard.metadata.name)
+        else {
+            return;
+        };
+        let object = writes::node_shard::node_shard_status_write(raw, &shard.status);
+        let w = self.writer.clone();
+        tokio::spawn(async move { writes::node_shard::write_node_shard_status(&w, object).await });
     }
 
     /// One cycle: session, actions, close, assume, bind, status writes.
@@ -663,6 +685,7 @@ impl Scheduler {
             .with_label_values(&["Bind"])
             .observe(ms(took));
         self.task_reached(b, TaskStage::Bound);
+        tracing::debug!("bound {}/{} to {}", b.namespace, b.name, b.node);
         batch.events.push(EventWrite {
             object: self.raw.object_ref(ObjectKind::Pod, &b.namespace, &b.name),
             type_: "Normal",

@@ -11,6 +11,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
 use tephra_engine::api::ClusterObject;
+use tephra_engine::snapshot::ShardingMode;
 use tokio::sync::mpsc;
 
 use crate::flags::Flags;
@@ -50,6 +51,7 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
         ObjectKind::ReplicationController => ("", "v1", "replicationcontrollers"),
         ObjectKind::ReplicaSet => ("apps", "v1", "replicasets"),
         ObjectKind::StatefulSet => ("apps", "v1", "statefulsets"),
+        ObjectKind::NodeShard => ("shard.volcano.sh", "v1alpha1", "nodeshards"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind.name()), plural)
 }
@@ -58,8 +60,8 @@ pub fn api_resource(kind: ObjectKind) -> ApiResource {
 /// pkg/scheduler/cache/cache.go, `addEventHandler`): PriorityClasses with `--priority-class`
 /// and their gate, PodDisruptionBudgets and Numatopologies with theirs, ReplicationControllers,
 /// ReplicaSets and StatefulSets with WorkLoadSupport, CSIDrivers and CSIStorageCapacities with
-/// `--csi-storage`; Namespaces, Services, HyperNodes, ResourceQuotas and the other storage
-/// kinds always.
+/// `--csi-storage`, NodeShards with hard or soft sharding; Namespaces, Services, HyperNodes,
+/// ResourceQuotas and the other storage kinds always.
 pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     let gates = &flags.feature_gates;
     let mut kinds = Vec::new();
@@ -94,6 +96,9 @@ pub fn watched_kinds(flags: &Flags) -> Vec<ObjectKind> {
     ]);
     if flags.csi_storage {
         kinds.extend([ObjectKind::CsiDriver, ObjectKind::CsiStorageCapacity]);
+    }
+    if flags.scheduler_sharding_mode != ShardingMode::None {
+        kinds.push(ObjectKind::NodeShard);
     }
     kinds
 }
@@ -199,6 +204,15 @@ impl KindFeed {
                 return Vec::new();
             }
         };
+        // Replicas split jobs by their first owner's name (the object's own without one).
+        let job_key = o
+            .metadata
+            .owner_references
+            .as_ref()
+            .and_then(|r| r.first())
+            .map(|r| r.name.as_str())
+            .or(o.metadata.name.as_deref())
+            .unwrap_or_default();
         let converted = match convert(self.kind, value) {
             Ok(c) => c,
             Err(e) => {
@@ -209,7 +223,8 @@ impl KindFeed {
         let meta = meta_of(&converted.object);
         let key = (meta.namespace.clone(), meta.name.clone());
         let kept = match &converted.object {
-            ClusterObject::Pod(p) => self.keep.keeps_pod(p),
+            ClusterObject::Pod(p) => self.keep.keeps_pod(p, job_key),
+            ClusterObject::PodGroup(_) => self.keep.keeps_pod_group(job_key),
             ClusterObject::Node(n) => self.keep.keeps_node(n) || self.known.contains(&key),
             _ => true,
         };
@@ -287,7 +302,7 @@ mod tests {
     fn keep() -> Responsibility {
         Responsibility {
             scheduler_names: vec!["volcano".into()],
-            node_selector: vec![],
+            ..Default::default()
         }
     }
 
@@ -416,9 +431,55 @@ mod tests {
             assert!(!kinds.contains(&k), "{k} watched in {kinds:?}");
         }
         assert!(kinds.contains(&ObjectKind::CsiNode));
+        assert!(!kinds.contains(&ObjectKind::NodeShard), "not sharded");
+        assert!(
+            watched_kinds(&flags(&["--scheduler-sharding-mode=hard"]))
+                .contains(&ObjectKind::NodeShard)
+        );
         assert!(
             kinds.contains(&ObjectKind::Service),
             "services are always read"
+        );
+    }
+
+    #[test]
+    fn replicas_split_pod_groups_by_their_first_owners_name() {
+        let env = |k: &str| match k {
+            "MULTI_SCHEDULER_ENABLE" => Some("true".to_string()),
+            "SCHEDULER_NUM" => Some("2".to_string()),
+            "SCHEDULER_POD_NAME" => Some("vc-0".to_string()),
+            _ => None,
+        };
+        let ring = crate::multi_scheduler::MultiScheduler::from_env(env)
+            .unwrap()
+            .unwrap();
+        let jobs: Vec<String> = (0..200).map(|i| format!("job-{i}")).collect();
+        let mine = jobs.iter().find(|n| ring.owns(n)).unwrap();
+        let theirs = jobs.iter().find(|n| !ring.owns(n)).unwrap();
+        let mut f = KindFeed::new(
+            ObjectKind::PodGroup,
+            Responsibility {
+                replicas: Some(std::sync::Arc::new(ring.clone())),
+                ..keep()
+            },
+        );
+        let owned_by = |name: &str, owner: &str| {
+            let owner = json!({"metadata": {"ownerReferences": [
+                {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": owner, "uid": "u"}]}});
+            let mut pg = object(ObjectKind::PodGroup, name, json!({}));
+            pg.metadata.owner_references =
+                serde_json::from_value(owner["metadata"]["ownerReferences"].clone()).unwrap();
+            pg
+        };
+        assert_eq!(
+            names(&f.on_event(Event::Apply(owned_by(theirs, mine)))),
+            [format!("+{theirs}")]
+        );
+        assert!(f.on_event(Event::Apply(owned_by(mine, theirs))).is_empty());
+        let own_name = object(ObjectKind::PodGroup, mine, json!({}));
+        assert_eq!(
+            names(&f.on_event(Event::Apply(own_name))),
+            [format!("+{mine}")]
         );
     }
 

@@ -5,9 +5,9 @@ use serde_json::Value;
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{
     ClusterObject, CsiDriver, CsiNode, CsiStorageCapacity, HyperNode, Namespace, Node, NodeMetrics,
-    Numatopology, PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, PodGroup,
-    PriorityClass, Queue, ReplicaSet, ReplicationController, ResourceQuota, Service, StatefulSet,
-    StorageClass, VolumeAttachment,
+    NodeShard, Numatopology, PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget,
+    PodGroup, PriorityClass, Queue, ReplicaSet, ReplicationController, ResourceQuota, Service,
+    StatefulSet, StorageClass, VolumeAttachment,
 };
 
 use super::admission::admit;
@@ -148,6 +148,9 @@ pub fn decode(
             value, origin, location, &what,
         )?)),
         ObjectKind::StatefulSet => ClusterObject::StatefulSet(Box::new(typed::<StatefulSet>(
+            value, origin, location, &what,
+        )?)),
+        ObjectKind::NodeShard => ClusterObject::NodeShard(Box::new(typed::<NodeShard>(
             value, origin, location, &what,
         )?)),
     };

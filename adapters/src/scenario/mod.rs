@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
+use tephra_cache::Sharding;
 use tephra_engine::api::{ClusterObject, Time};
+use tephra_engine::snapshot::ShardingMode;
 
 use crate::InputError;
 use crate::manifest::{self, Decoded};
@@ -39,6 +41,8 @@ pub struct Scenario {
     /// When the session opens (`DEFAULT_NOW` when the file does not say).
     pub now: Time,
     pub objects: Vec<ClusterObject>,
+    /// The scheduler's sharding flags (`sharding: {mode, name}`; no sharding when absent).
+    pub sharding: Sharding,
     /// Objects of kinds tephra does not watch, one line each.
     pub skipped: Vec<String>,
     pub expect: Expect,
@@ -61,9 +65,25 @@ struct RawScenario {
     #[serde(default)]
     node_metrics: BTreeMap<String, RawNodeMetrics>,
     #[serde(default)]
+    sharding: Option<RawSharding>,
+    #[serde(default)]
     expect: Expect,
     #[serde(default)]
     notes: String,
+}
+
+/// `sharding`: the values of `--scheduler-sharding-mode` and `--scheduler-sharding-name`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSharding {
+    mode: String,
+    #[serde(default = "default_shard_name")]
+    name: String,
+}
+
+/// Volcano's `--scheduler-sharding-name` default.
+fn default_shard_name() -> String {
+    "volcano".into()
 }
 
 /// True when a document is a scenario rather than a manifest: no `kind`, and a scenario key.
@@ -121,6 +141,14 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
         }
     }
     objects.extend(node_metrics_objects(&raw.node_metrics, now, path)?);
+    let sharding = match raw.sharding {
+        Some(s) => Sharding {
+            mode: ShardingMode::parse(&s.mode)
+                .map_err(|e| InputError::new(path, e).field("sharding.mode"))?,
+            name: s.name,
+        },
+        None => Sharding::default(),
+    };
     Ok(Scenario {
         path: path.to_string(),
         name: raw.name,
@@ -128,6 +156,7 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
         scheduler_conf: raw.scheduler_conf,
         now,
         objects,
+        sharding,
         skipped,
         expect: raw.expect,
         notes: raw.notes,
@@ -192,6 +221,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("case.yaml: field now:"), "{e}");
+    }
+
+    #[test]
+    fn sharding_flags_are_read_with_volcanos_default_name_and_a_bad_mode_is_named() {
+        let doc = json!({"objects": [], "sharding": {"mode": "soft"}});
+        let s = parse_scenario(doc, "case.yaml").unwrap();
+        assert_eq!(s.sharding.mode, ShardingMode::Soft);
+        assert_eq!(s.sharding.name, "volcano");
+        let plain = parse_scenario(json!({"objects": []}), "case.yaml").unwrap();
+        assert_eq!(plain.sharding.mode, ShardingMode::None);
+        let e = parse_scenario(json!({"sharding": {"mode": "firm"}}), "case.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("case.yaml: field sharding.mode:"), "{e}");
     }
 
     #[test]

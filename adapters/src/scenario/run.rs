@@ -74,6 +74,7 @@ pub fn run_scenario_under(
     checking: bool,
 ) -> Result<Vec<Check>, InputError> {
     let mut state = ClusterState::from_objects(scenario.objects.iter().cloned());
+    state.set_sharding(scenario.sharding.clone());
     let mut probes = Probes {
         scenario,
         seen: Observed::default(),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use tephra_cache::Sharding;
 use tephra_engine::api::ClusterObject;
 use tephra_engine::config::{ConfigError, DEFAULT_SCHEDULER_CONF, SchedulerConfig};
 use tephra_engine::framework::{PluginRegistry, Strictness, check_config};
@@ -19,6 +20,8 @@ pub struct Inputs {
     pub objects: Vec<ClusterObject>,
     pub notes: Vec<String>,
     pub scenario_conf: Option<(String, String)>,
+    /// The sharding flags a scenario file carried (with the file it came from).
+    pub sharding: Option<(String, Sharding)>,
 }
 
 /// Loads `files`; an empty file, two objects of one kind and name, and two scenario files with
@@ -39,6 +42,18 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
             let scenario = parse_scenario(doc.clone(), &origin)?;
             inputs.objects.extend(scenario.objects);
             inputs.notes.extend(scenario.skipped);
+            if scenario.sharding != Sharding::default() {
+                match &inputs.sharding {
+                    Some((first, earlier)) if *earlier != scenario.sharding => {
+                        return Err(InputError::new(
+                            origin,
+                            format!("sharding differs from the one in {first}"),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => inputs.sharding = Some((origin.clone(), scenario.sharding)),
+                }
+            }
             if let Some(text) = scenario.scheduler_conf {
                 match &inputs.scenario_conf {
                     Some((first, earlier)) if *earlier != text => {

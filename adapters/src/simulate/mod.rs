@@ -52,6 +52,9 @@ pub fn simulate(
         options.strictness,
     )?;
     let mut state = ClusterState::from_objects(inputs.objects);
+    if let Some((_, sharding)) = inputs.sharding {
+        state.set_sharding(sharding);
+    }
     let cycles = run_cycles(&mut state, &conf.config, registry, options.cycles)
         .map_err(|e| InputError::new("scheduler configuration", e))?;
     Ok(Simulation {

@@ -1,11 +1,12 @@
 //! `backfill` (Volcano: pkg/scheduler/actions/backfill/backfill.go): place best-effort tasks (empty requests) on any node that passes the
-//! predicates; a job's allocated tasks are bound as soon as the job is ready.
+//! predicates (under soft sharding, the scheduler's shard first); a job's allocated tasks are
+//! bound as soon as the job is ready.
 
 use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
 use std::collections::BTreeMap;
 
 use super::PriorityQueue;
-use super::node_search::{PredicateHelper, best_scored_node, predicate_for_allocate};
+use super::node_search::{PredicateHelper, best_scored_node, by_shard, predicate_for_allocate};
 use crate::framework::{FitErrors, Session, Statement, allocate_and_dispatch};
 use crate::model::{JobId, NodeId, QueueId, TaskId, TaskStatus};
 
@@ -86,7 +87,10 @@ pub fn execute(ssn: &mut Session) {
             ssn.state.record_fit_errors(j, t, errs);
             continue;
         }
-        let Some(node) = best_scored_node(ssn, t, &found) else {
+        let [own, others] = by_shard(ssn, found);
+        let Some(node) =
+            best_scored_node(ssn, t, &own).or_else(|| best_scored_node(ssn, t, &others))
+        else {
             continue;
         };
         match allocate_and_dispatch(ssn, t, node) {

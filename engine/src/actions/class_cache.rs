@@ -326,11 +326,13 @@ impl Class {
     }
 }
 
-/// True when `t` may take a class's answer: the caches are on, node sampling is off, and every
-/// plugin is node-local for it.
+/// True when `t` may take a class's answer: the caches are on, node sampling and node sharding
+/// are off (a shard's failures and its soft order are the plain path's), and every plugin is
+/// node-local for it.
 fn eligible(ssn: &Session, t: TaskId) -> bool {
     !ssn.state.options.disable_class_caches
         && ssn.state.options.node_sampling.is_none()
+        && ssn.state.snap.shard.is_none()
         && ssn.node_local(t)
 }
 

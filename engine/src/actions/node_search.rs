@@ -29,6 +29,7 @@ impl PredicateHelper {
 
     /// Runs `check` over `nodes` and returns the feasible ones (in `nodes` order) and the
     /// failures. With node sampling configured, stops after `num_to_find` feasible nodes.
+    /// Under hard sharding a node outside the scheduler's shard fails before `check` runs.
     /// Each call is timed as the Predicate stage.
     pub fn predicate_nodes(
         &mut self,
@@ -72,6 +73,19 @@ impl PredicateHelper {
                 errs.nodes.insert(n, e.clone());
                 continue;
             }
+            if let Some(shard) = &ssn.state.snap.shard
+                && shard.excludes(n)
+            {
+                let e = not_in_shard();
+                if let Some(k) = &key {
+                    self.cache
+                        .entry(k.clone())
+                        .or_default()
+                        .insert(n, e.clone());
+                }
+                errs.nodes.insert(n, e);
+                continue;
+            }
             match check(ssn, task, n) {
                 Ok(()) => found.push(n),
                 Err(e) => {
@@ -86,6 +100,22 @@ impl PredicateHelper {
             }
         }
         (found, errs)
+    }
+}
+
+/// Why hard sharding keeps a task off a node of another shard: Volcano's plain error (status
+/// `Error`), remembered in the error cache like any predicate failure.
+fn not_in_shard() -> FitError {
+    FitError::new(StatusCode::Error, "node isn't in scheduler node shard")
+}
+
+/// `nodes`, order kept, split as soft sharding ranks them: this scheduler's shard, then the
+/// other shards' nodes (Volcano: pkg/scheduler/util/predicate_helper.go,
+/// GetPredicatedNodeByShard). Without soft sharding the second group is empty.
+pub fn by_shard(ssn: &Session, nodes: Vec<NodeId>) -> [Vec<NodeId>; 2] {
+    match &ssn.state.snap.shard {
+        Some(shard) => shard.own_then_others(&nodes),
+        None => [nodes, Vec::new()],
     }
 }
 

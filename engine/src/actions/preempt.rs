@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::PriorityQueue;
 use super::action_arguments::{PreemptArgs, lenient};
-use super::node_search::{PredicateHelper, best_scores_descending};
+use super::node_search::{PredicateHelper, best_scores_descending, by_shard};
 use super::victims::{
     node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
     victims_can_make_room,
@@ -177,11 +177,17 @@ fn preempt(
     }
     let nodes = nodes_worth_trying(ssn, t);
     let (found, _) = helper.predicate_nodes(ssn, t, &nodes, predicate_for_preempt);
-    if args.topology_aware {
-        topology_aware_preempt(ssn, stmt, t, filter, &found, args)
-    } else {
-        normal_preempt(ssn, stmt, t, filter, &found)
-    }
+    // Under soft sharding the shard's own nodes are tried first, the other shards' only when
+    // no victim there makes room (Volcano: actions/preempt/preempt.go, preempt).
+    let [own, others] = by_shard(ssn, found);
+    let try_on = |ssn: &mut Session, stmt: &mut Statement, nodes: &[NodeId]| {
+        if args.topology_aware {
+            topology_aware_preempt(ssn, stmt, t, filter, nodes, args)
+        } else {
+            normal_preempt(ssn, stmt, t, filter, nodes)
+        }
+    };
+    try_on(ssn, stmt, &own) || (!others.is_empty() && try_on(ssn, stmt, &others))
 }
 
 fn normal_preempt(

@@ -5,7 +5,7 @@ use crate::actions::action_arguments::{ErrorCacheArgs, lenient};
 use std::collections::BTreeMap;
 
 use super::PriorityQueue;
-use super::node_search::PredicateHelper;
+use super::node_search::{PredicateHelper, by_shard};
 use super::starving_jobs::StarvingJobs;
 use super::victims::{
     node_tasks_where, nodes_worth_trying, pop_victim, predicate_for_preempt, victim_queue,
@@ -76,7 +76,8 @@ fn reclaim_for_task(
     let nodes = nodes_worth_trying(ssn, t);
     let (found, _) =
         PredicateHelper::new(error_cache).predicate_nodes(ssn, t, &nodes, predicate_for_preempt);
-    for node in found {
+    // Under soft sharding the shard's own nodes are tried first (Volcano: actions/reclaim/reclaim.go, reclaimForTask).
+    for node in by_shard(ssn, found).into_iter().flatten() {
         let reclaimees = node_tasks_where(ssn, node, |v| {
             ssn.state.tasks.status[v] == TaskStatus::Running
                 && snap.tasks.preemptable[v.idx()]

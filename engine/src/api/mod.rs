@@ -4,6 +4,7 @@
 //! manifest or an API response deserializes straight into them; unknown fields are ignored.
 
 mod memo;
+mod node_shard;
 mod numatopology;
 mod objects;
 mod resource_list;
@@ -12,6 +13,7 @@ mod time;
 mod workloads;
 
 pub use memo::{Lent, Memo};
+pub use node_shard::{NodeShard, NodeShardSpec, NodeShardStatus};
 pub use numatopology::{
     CpuInfo, NumaResourceInfo, NumaSets, NumatopoSpec, Numatopology, PodAllocation,
 };

@@ -670,4 +670,5 @@ pub enum ClusterObject {
     ReplicationController(Box<super::ReplicationController>),
     ReplicaSet(Box<super::ReplicaSet>),
     StatefulSet(Box<super::StatefulSet>),
+    NodeShard(Box<super::NodeShard>),
 }

@@ -22,6 +22,7 @@ mod namespaces;
 mod node_refresh;
 mod node_row;
 mod node_set;
+mod node_shard;
 mod nodes;
 mod pods_by_group;
 mod queues;
@@ -47,6 +48,7 @@ pub use namespaces::NamespaceTable;
 pub use node_refresh::Refreshed;
 pub use node_row::prepare_node_row;
 pub use node_set::NodeSet;
+pub use node_shard::{NodesInShard, ShardingMode};
 pub use nodes::{Measured, NodeTable, NodeUsage};
 pub use pods_by_group::{PodsByGroup, group_name};
 pub use queues::QueueTable;
@@ -100,6 +102,9 @@ pub struct Snapshot {
     /// The nodes whose state may differ from an earlier snapshot's, when the cache that built
     /// both knows (`None`: any node may have changed).
     pub changed_since: Option<ChangedNodes>,
+    /// The nodes this scheduler's NodeShard lets it use, under hard or soft sharding; `None`
+    /// without sharding (every node is the scheduler's).
+    pub shard: Option<Arc<NodesInShard>>,
 }
 
 /// The nodes that may differ between snapshot `since` and this one: their objects, metrics or

@@ -2,12 +2,14 @@
 //! ClusterRole: pods/binding create, persistentvolumes and persistentvolumeclaims update (a
 //! bind's volume work, after which the bind waits for the PV controller), nodes get/update (a
 //! device bind's node lock), pods/status update, pods delete, podgroups update,
-//! queues/status update, queues get/create, core/v1 events create/patch, leases get/create/update.
+//! queues/status update, queues get/create, nodeshards/status update (sharded only), core/v1
+//! events create/patch, leases get/create/update.
 
 mod bind;
 pub mod events;
 mod evict;
 mod node_lock;
+pub mod node_shard;
 pub mod quantity;
 pub mod status;
 pub mod volume_wait;

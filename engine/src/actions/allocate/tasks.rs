@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use super::NodeSearch;
 use crate::actions::PriorityQueue;
-use crate::actions::node_search::{PredicateHelper, allocate_predicate, best_scored_node};
+use crate::actions::node_search::{
+    PredicateHelper, allocate_predicate, best_scored_node, by_shard,
+};
 use crate::framework::{
     FitError, FitErrors, SearchStage, Session, SessionState, Statement, StatusCode,
 };
@@ -132,7 +134,9 @@ pub fn allocate_resources_for_tasks(
 }
 
 /// Nodes where the task fits idle now are preferred over those where it fits only once
-/// releasing resources are freed; within a group the best score wins.
+/// releasing resources are freed; under soft sharding each of the two comes as the shard's own
+/// nodes, then the other shards' (Volcano: actions/allocate/allocate.go, prioritizeNodes).
+/// Within a group the best score wins.
 pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> {
     let req = ssn.state.resreq(t);
     let (idle, future): (Vec<NodeId>, Vec<NodeId>) = found
@@ -142,7 +146,11 @@ pub fn prioritize(ssn: &Session, t: TaskId, found: &[NodeId]) -> Option<NodeId> 
         .into_iter()
         .filter(|&n| req.less_equal(&ssn.state.future_idle(n), DimDefault::Zero))
         .collect();
-    best_scored_node(ssn, t, &idle).or_else(|| best_scored_node(ssn, t, &future))
+    let [idle_own, idle_others] = by_shard(ssn, idle);
+    let [future_own, future_others] = by_shard(ssn, future);
+    [idle_own, idle_others, future_own, future_others]
+        .iter()
+        .find_map(|group| best_scored_node(ssn, t, group))
 }
 
 /// Allocate when the task fits idle, pipeline when it fits future idle; a task placed counts

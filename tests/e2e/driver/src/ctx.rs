@@ -32,6 +32,9 @@ impl Ctx {
         cluster
             .apply_file(&env.deploy.join("crd-hypernodes.yaml"))
             .await?;
+        cluster
+            .apply_file(&env.deploy.join("crd-nodeshards.yaml"))
+            .await?;
         cluster.namespace("volcano-system").await?;
         cluster.apply_file(&env.deploy.join("rbac.yaml")).await?;
         cluster

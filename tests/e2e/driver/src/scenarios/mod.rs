@@ -16,6 +16,7 @@ mod proportion;
 mod reload;
 mod resource_quota;
 mod restart;
+mod sharding;
 mod tephra_chart;
 mod throughput;
 mod unknown_plugin;
@@ -57,6 +58,9 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("pod-deleted-before-bind", |c| Box::pin(pod_deleted::run(c))),
     ("volume-binding", |c| Box::pin(volume_binding::run(c))),
     ("deviceshare-gpu", |c| Box::pin(deviceshare_gpu::run(c))),
+    ("sharding-hard", |c| Box::pin(sharding::run_hard(c))),
+    ("sharding-soft", |c| Box::pin(sharding::run_soft(c))),
+    ("sharding-reshard", |c| Box::pin(sharding::run_reshard(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
 ];
 
