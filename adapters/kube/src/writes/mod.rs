@@ -10,6 +10,7 @@ mod evict;
 mod node_lock;
 pub mod quantity;
 pub mod status;
+mod versions;
 pub mod volume_wait;
 pub mod volumes;
 
