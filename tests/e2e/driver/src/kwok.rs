@@ -25,6 +25,9 @@ pub const FAKE_NODE: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
 /// it run until deleted.
 pub const RUN_FOR: &str = "tephra.e2e/run-for";
 
+/// An annotation no node has: the node stage's selector.
+const NEVER: &str = "tephra.e2e/never";
+
 /// Status writes kwok makes at once (its default, 4, caps it near 200 pods/s here).
 const PLAY_PARALLELISM: u32 = 32;
 
@@ -33,7 +36,10 @@ const CREATE_CONCURRENCY: usize = 32;
 
 /// kwok's configuration: its options and the stages pods go through (kwok.x-k8s.io/v1alpha1
 /// Stage; kwok's own `pod-create`, `pod-ready` and `pod-complete` in one step each, without
-/// their delays).
+/// their delays). A pod goes Running only from Pending: kwok was seen to make a Succeeded pod,
+/// its pod IP gone, Running again otherwise. kwok
+/// manages nodes, and so their pods, only when it has a stage for nodes; the driver makes the
+/// nodes Ready itself, so that stage selects no node.
 fn configuration() -> String {
     format!(
         r#"apiVersion: config.kwok.x-k8s.io/v1alpha1
@@ -41,6 +47,22 @@ kind: KwokConfiguration
 options:
   podPlayStageParallelism: {PLAY_PARALLELISM}
   nodePlayStageParallelism: {PLAY_PARALLELISM}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-none
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Node
+  selector:
+    matchExpressions:
+    - key: '.metadata.annotations["{NEVER}"]'
+      operator: 'Exists'
+  next:
+    statusTemplate: |
+      phase: Running
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -54,6 +76,9 @@ spec:
     matchExpressions:
     - key: '.metadata.deletionTimestamp'
       operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending']
     - key: '.status.podIP'
       operator: 'DoesNotExist'
   next:
