@@ -33,6 +33,9 @@ const NS: &str = "e2e-bench-kwok";
 const CEILING_NS: &str = "e2e-bench-ceiling";
 const NODE_PREFIX: &str = "bk";
 const GANG_SIZE: usize = 10;
+/// Gangs of the fixed-rate phase being created at once, at most: where the API server falls
+/// behind the rate, more would pile up requests until it drops connections.
+const CREATING_AT_ONCE: usize = 16;
 
 /// A run's size.
 #[derive(Debug, Clone, Copy)]
@@ -387,16 +390,19 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     let rate_gangs = size.burst_gangs..size.burst_gangs + size.rate_gangs;
     let period = Duration::from_secs_f64(GANG_SIZE as f64 / size.rate_pods_per_s);
     let mut ticker = tokio::time::interval(period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let slots = Arc::new(tokio::sync::Semaphore::new(CREATING_AT_ONCE));
     let rate_start = Instant::now();
     let mut creating = Vec::new();
     for g in rate_gangs.clone() {
         ticker.tick().await;
-        creating.push(tokio::spawn(create_gang(
-            ctx.cluster.clone(),
-            g,
-            size.run_for,
-        )));
+        let slot = slots.clone().acquire_owned().await?;
+        let (cluster, run_for) = (ctx.cluster.clone(), size.run_for);
+        creating.push(tokio::spawn(async move {
+            let sent = create_gang(cluster, g, run_for).await;
+            drop(slot);
+            sent
+        }));
     }
     let mut created = Vec::new();
     for h in creating {
