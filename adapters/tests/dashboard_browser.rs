@@ -221,6 +221,9 @@ fn every_kind(dir: &Path) {
             api_ceiling_concurrency: 64,
             status_catch_up_s: 1.0,
             creation_to_bound_ms: None,
+            first_bind_s: None,
+            last_bind_s: None,
+            api_writes: None,
         };
         append_record(&e2e, &record).expect("append e2e");
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {

@@ -313,19 +313,23 @@ fn placements(bench: &[BenchRecord]) -> Section {
 }
 
 /// vc-scheduler's pods per second through a real API server against that server's own
-/// binding ceiling.
+/// binding ceiling, in the `throughput` scenario (the other scenarios measure other workloads).
 fn e2e(history: &History) -> Section {
     let title = "End-to-end pods per second (e2e throughput)";
-    if history.e2e.is_empty() {
+    let records: Vec<&crate::history::E2eRecord> = history
+        .e2e
+        .iter()
+        .filter(|r| r.scenario == "throughput")
+        .collect();
+    if records.is_empty() {
         return note(title, NO_E2E_RUNS);
     }
-    let records = &history.e2e;
     let labels = commits(records.iter().map(|r| &r.provenance));
     let line = |label: &str, pick: fn(&crate::history::E2eRecord) -> f64| Dataset {
         label: label.into(),
         data: per_commit(
             &labels,
-            records.iter(),
+            records.iter().copied(),
             |r| &r.provenance,
             |r| Some(pick(r)),
         ),

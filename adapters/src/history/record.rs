@@ -2,6 +2,8 @@
 //! documents the fields). Every record starts with where and when it was measured
 //! (`Provenance`); a figure measured several times is kept as its median and range (`Spread`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// The version of the record format written into every record's `schema`.
@@ -130,6 +132,16 @@ pub struct E2eRecord {
     /// `volcano_task_scheduling_latency_milliseconds{stage="Bound"}` histogram as Prometheus'
     /// `histogram_quantile` estimates it.
     pub creation_to_bound_ms: Option<Quantiles>,
+    /// Seconds from vc-scheduler's start to its first bind; absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_bind_s: Option<f64>,
+    /// Seconds from vc-scheduler's start to its last bind; absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_bind_s: Option<f64>,
+    /// vc-scheduler's API writes over the run by `verb resource` (`update podgroups`); absent
+    /// in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_writes: Option<BTreeMap<String, f64>>,
 }
 
 /// Percentiles of a distribution.

@@ -12,6 +12,7 @@ mod node_lock;
 pub mod node_shard;
 pub mod quantity;
 pub mod status;
+mod versions;
 pub mod volume_wait;
 pub mod volumes;
 

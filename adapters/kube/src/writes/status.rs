@@ -1,7 +1,9 @@
 //! Status writes, made off the cycle's critical path by a background task: PodGroups (a full
 //! update: the CRD has no status subresource), queue `status.allocated` (status subresource),
 //! `PodScheduled` pod conditions (pods/status update) and events. Each write is computed
-//! against the object as the API last sent it; an unchanged object is not rewritten.
+//! against the object as the API last sent it; an unchanged object is not rewritten, and one
+//! decided against the version the writer's own earlier write replaced names that write's
+//! answer (`versions`).
 
 use futures::StreamExt;
 use kube::api::{DynamicObject, PostParams};
@@ -12,6 +14,7 @@ use tephra_engine::framework::PodConditionUpdate;
 use tokio::sync::mpsc;
 
 use super::quantity::go_list;
+use super::versions::{Key, ReplacedVersions};
 use super::{EventRecorder, ObjectRef, Recording, Writer, is_status};
 use crate::watch::api_resource;
 
@@ -244,28 +247,39 @@ async fn run(
     mut rx: mpsc::UnboundedReceiver<StatusBatch>,
     done: mpsc::UnboundedSender<Written>,
 ) {
+    let mut versions = ReplacedVersions::default();
     while let Some(first) = rx.recv().await {
         let mut batches = vec![first];
         while let Ok(more) = rx.try_recv() {
             batches.push(more);
         }
         let (objects, events, gone) = coalesce(batches);
-        futures::stream::iter(objects)
-            .for_each_concurrent(CONCURRENCY, |o| {
+        let versions_ref = &versions;
+        let written: Vec<(Key, Value, Value)> = futures::stream::iter(objects)
+            .map(|o| {
                 let (w, done) = (w.clone(), done.clone());
                 async move {
                     let (namespace, name) = name_of(&o.object);
-                    let object = write_object(&w, o.kind, &o.object, what(o.kind)).await;
+                    let key = (o.kind, namespace.clone(), name.clone());
+                    let sent = versions_ref.rebase(&key, o.object);
+                    let object = write_object(&w, o.kind, &sent, what(o.kind)).await;
                     let _ = done.send(Written {
                         kind: o.kind,
                         namespace,
                         name,
                         seq: o.seq,
-                        object,
+                        object: object.clone(),
                     });
+                    object.map(|answer| (key, sent, answer))
                 }
             })
+            .buffer_unordered(CONCURRENCY)
+            .filter_map(|x| async move { x })
+            .collect()
             .await;
+        for (key, sent, answer) in written {
+            versions.written(key, &sent, &answer);
+        }
         let now = std::time::Instant::now();
         let planned: Vec<(&EventWrite, Recording)> = events
             .iter()
@@ -289,7 +303,19 @@ async fn run(
             .await;
         for g in &gone {
             recorder.forget(g);
+            if let Some(kind) = kind_of(g) {
+                versions.forget(&(kind, g.namespace.clone(), g.name.clone()));
+            }
         }
+    }
+}
+
+/// The kind of a gone object the writer may have written.
+fn kind_of(gone: &ObjectRef) -> Option<ObjectKind> {
+    match gone.kind {
+        "Pod" => Some(ObjectKind::Pod),
+        "PodGroup" => Some(ObjectKind::PodGroup),
+        _ => None,
     }
 }
 

@@ -292,6 +292,16 @@ impl Cluster {
         Ok(serde_json::to_value(api.get(name).await?)?)
     }
 
+    /// The namespace's PodGroups as JSON, as the API holds them.
+    pub async fn pod_groups(&self, ns: &str) -> Result<Vec<Value>> {
+        let api = self.dynamic(&resource("scheduling.volcano.sh/v1beta1", "PodGroup"), ns);
+        let list = api.list(&ListParams::default()).await?;
+        list.items
+            .into_iter()
+            .map(|pg| Ok(serde_json::to_value(pg)?))
+            .collect()
+    }
+
     /// A cluster-scoped or namespaced object as JSON.
     pub async fn get(
         &self,

@@ -1,6 +1,6 @@
 //! What `tests/e2e/run` hands the driver: the API server's address, certificates, the
-//! vc-scheduler binary, deploy/, helm, a work directory and the script that (re)starts the
-//! server.
+//! vc-scheduler binary, deploy/, helm, kwok, a work directory and the script that (re)starts
+//! the server.
 
 use std::path::PathBuf;
 
@@ -15,6 +15,7 @@ pub struct Env {
     pub deploy: PathBuf,
     pub vc_scheduler: PathBuf,
     pub helm: PathBuf,
+    pub kwok: PathBuf,
     pub apiserver_start: PathBuf,
     pub versions: String,
 }
@@ -32,6 +33,7 @@ impl Env {
             deploy: var("TEPHRA_E2E_DEPLOY")?.into(),
             vc_scheduler: var("TEPHRA_E2E_VC_SCHEDULER")?.into(),
             helm: var("TEPHRA_E2E_HELM")?.into(),
+            kwok: var("TEPHRA_E2E_KWOK")?.into(),
             apiserver_start: var("TEPHRA_E2E_APISERVER_START")?.into(),
             versions: var("TEPHRA_E2E_VERSIONS").unwrap_or_default(),
         })

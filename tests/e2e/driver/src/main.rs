@@ -2,10 +2,12 @@
 //! Started by `tests/e2e/run`, which provides the server; prints one line per scenario and
 //! ends with `N passed, M failed`.
 
+mod api_writes;
 mod cluster;
 mod ctx;
 mod env;
 mod history;
+mod kwok;
 mod proc;
 mod rendered;
 mod scenarios;
@@ -39,8 +41,10 @@ async fn main() -> ExitCode {
     }
     println!("e2e against {}", ctx.env.versions);
     let (mut passed, mut failed) = (0, 0);
-    for (name, scenario) in scenarios::ALL {
-        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
+    let named = |name: &str| wanted.iter().any(|w| w == name);
+    let on_request = scenarios::ON_REQUEST.iter().filter(|(name, _)| named(name));
+    for (name, scenario) in scenarios::ALL.iter().chain(on_request) {
+        if !wanted.is_empty() && !named(name) {
             continue;
         }
         let start = Instant::now();

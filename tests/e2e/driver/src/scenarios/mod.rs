@@ -1,9 +1,11 @@
 //! The scenarios, one file each, in the order they run.
 
+mod bench_kwok;
 mod cli;
 mod deviceshare_gpu;
 mod gang;
 mod hyper_node;
+mod kwok_smoke;
 mod leader;
 mod metrics;
 mod metrics_complete;
@@ -62,6 +64,17 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("sharding-soft", |c| Box::pin(sharding::run_soft(c))),
     ("sharding-reshard", |c| Box::pin(sharding::run_reshard(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
+    ("kwok-smoke", |c| Box::pin(kwok_smoke::run(c))),
+];
+
+/// Scenarios run only when named: benchmarks too long for the suite.
+pub const ON_REQUEST: &[(&str, Scenario)] = &[
+    ("bench-kwok", |c| {
+        Box::pin(bench_kwok::run(c, bench_kwok::FULL))
+    }),
+    ("bench-kwok-short", |c| {
+        Box::pin(bench_kwok::run(c, bench_kwok::SHORT))
+    }),
 ];
 
 /// Pod name → node ("" when pending) in namespace `ns`.

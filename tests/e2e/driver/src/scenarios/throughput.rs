@@ -1,7 +1,8 @@
 //! Throughput through the real API server: 5,000 pods (500 gangs of 10) on 1,000 nodes, bound
 //! by vc-scheduler, and the API server's own binding ceiling measured in the same run by a
 //! plain client posting bindings for 5,000 other pods. Prints the figures and the API writes
-//! vc-scheduler made per cycle, and appends them to the benchmark history when
+//! vc-scheduler made per cycle, fails when it made more writes of a kind than Volcano's rules
+//! make for the same decisions, and appends the figures to the benchmark history when
 //! `TEPHRA_HISTORY` names its file (`crate::history`).
 
 use std::time::{Duration, Instant};
@@ -11,6 +12,7 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::json;
 
 use super::{cleaning, placements};
+use crate::api_writes::{api_writes, count};
 use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::history;
@@ -22,35 +24,37 @@ const NODES: usize = 1000;
 const GANGS: usize = 500;
 const GANG_SIZE: usize = 10;
 /// Bindings in flight at once for the ceiling measurement.
-const CEILING_CONCURRENCY: usize = 64;
+pub(super) const CEILING_CONCURRENCY: usize = 64;
 
 pub async fn run(ctx: &Ctx) -> Result<()> {
     cleaning(ctx, NS, "tp", body(ctx)).await?;
     ctx.cluster.clear_namespace(CEILING_NS).await
 }
 
-/// Pods per second a plain client gets from the API server posting bindings.
-async fn binding_ceiling(ctx: &Ctx) -> Result<f64> {
-    ctx.cluster.namespace(CEILING_NS).await?;
-    let n = GANGS * GANG_SIZE;
+/// Pods per second a plain client gets from the API server posting bindings for `n` pods of
+/// namespace `ns` (made for it, then deleted), pod `i` to node `node(i)`.
+pub(super) async fn binding_ceiling(
+    ctx: &Ctx,
+    ns: &str,
+    n: usize,
+    node: impl Fn(usize) -> String,
+) -> Result<f64> {
+    ctx.cluster.namespace(ns).await?;
     let pods = (0..n).map(|i| {
-        let mut p = pod(CEILING_NS, &format!("c{i}"), "none", "1", "1Gi");
+        let mut p = pod(ns, &format!("c{i}"), "none", "1", "1Gi");
         p["spec"]["schedulerName"] = json!("e2e-nobody");
         p
     });
     ctx.cluster.create_all(pods.collect()).await?;
     let start = Instant::now();
+    let node = &node;
     futures::stream::iter(0..n)
-        .map(|i| async move {
-            ctx.cluster
-                .bind(CEILING_NS, &format!("c{i}"), &format!("tp-{}", i % NODES))
-                .await
-        })
+        .map(|i| async move { ctx.cluster.bind(ns, &format!("c{i}"), &node(i)).await })
         .buffer_unordered(CEILING_CONCURRENCY)
         .try_collect::<Vec<_>>()
         .await?;
     let rate = n as f64 / start.elapsed().as_secs_f64();
-    ctx.cluster.clear_namespace(CEILING_NS).await?;
+    ctx.cluster.clear_namespace(ns).await?;
     Ok(rate)
 }
 
@@ -71,31 +75,13 @@ fn volcano_writes() -> Vec<(String, f64)> {
     ]
 }
 
-/// `tephra_api_writes_total` as (`verb resource`, count).
-fn writes(metrics: &str) -> Vec<(String, f64)> {
-    metrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("tephra_api_writes_total{"))
-        .filter_map(|l| {
-            let (labels, n) = l.split_once("} ")?;
-            let label = |k: &str| {
-                labels
-                    .split(',')
-                    .find_map(|p| p.strip_prefix(&format!("{k}=\"")))
-                    .map(|v| v.trim_end_matches('"').to_string())
-            };
-            Some((
-                format!("{} {}", label("verb")?, label("resource")?),
-                n.trim().parse().ok()?,
-            ))
-        })
-        .collect()
-}
-
 async fn body(ctx: &Ctx) -> Result<()> {
     let t = Instant::now();
     ctx.cluster.nodes("tp", NODES, "8", "32Gi").await?;
-    let ceiling = binding_ceiling(ctx).await?;
+    let ceiling = binding_ceiling(ctx, CEILING_NS, GANGS * GANG_SIZE, |i| {
+        format!("tp-{}", i % NODES)
+    })
+    .await?;
     let mut objects = Vec::new();
     for g in 0..GANGS {
         objects.push(pod_group(NS, &format!("g{g}"), "default", GANG_SIZE as i32));
@@ -135,21 +121,35 @@ async fn body(ctx: &Ctx) -> Result<()> {
     }
     let total = start.elapsed();
     let first = first_bound.unwrap_or_default();
-    // Status writes run off the critical path: wait for them, then count every write.
+    // Status writes run off the critical path: they have caught up when every PodGroup is
+    // Running as the API holds it and no write was made for two seconds (two cycles).
     let drain_start = Instant::now();
     let volcano = volcano_writes();
+    let (mut made, mut last_write) = (-1.0, drain_start);
     loop {
-        let ours: f64 = writes(&s.http_get("/metrics").await?)
-            .iter()
-            .map(|(_, n)| n)
-            .sum();
-        if ours >= volcano.iter().map(|(_, n)| n).sum::<f64>()
-            || drain_start.elapsed() > Duration::from_secs(60)
-        {
-            break;
+        let now: f64 = api_writes(&s.http_get("/metrics").await?).values().sum();
+        if now != made {
+            (made, last_write) = (now, Instant::now());
+        } else if last_write.elapsed() >= Duration::from_secs(2) {
+            let running = ctx
+                .cluster
+                .pod_groups(NS)
+                .await?
+                .iter()
+                .filter(|pg| pg.pointer("/status/phase") == Some(&json!("Running")))
+                .count();
+            if running == GANGS {
+                break;
+            }
         }
+        s.check_alive()?;
+        ensure!(
+            drain_start.elapsed() < Duration::from_secs(120),
+            "status writes still being made 120s after the last bind"
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    let catch_up = last_write - drain_start;
     let cycle_lines: Vec<String> = s
         .log_text()
         .lines()
@@ -172,32 +172,32 @@ async fn body(ctx: &Ctx) -> Result<()> {
             l.split("INFO ").last().unwrap_or(l)
         );
     }
-    let catch_up = drain_start.elapsed();
     println!(
         "       throughput: status writes caught up {:.1}s after the last bind",
         catch_up.as_secs_f64()
     );
-    // A few more cycles, to see that nothing more is written.
-    tokio::time::sleep(Duration::from_secs(3)).await;
     let metrics = s.http_get("/metrics").await?;
-    let ours = writes(&metrics);
+    let ours = api_writes(&metrics);
     println!(
         "       throughput: API writes of the whole run, tephra vs Volcano for the same decisions:"
     );
     for (what, n) in &volcano {
-        let mine = ours
-            .iter()
-            .find(|(w, _)| w == what)
-            .map(|(_, n)| *n)
-            .unwrap_or(0.0);
+        let mine = count(&ours, what);
         println!("       throughput:   {what:<24} tephra {mine:>6}  Volcano {n:>6}");
     }
     for (what, n) in ours
         .iter()
-        .filter(|(w, _)| w != "create queues" && !volcano.iter().any(|(v, _)| v == w))
+        .filter(|(w, _)| *w != "create queues" && !volcano.iter().any(|(v, _)| v == *w))
     {
         println!(
             "       throughput:   {what:<24} tephra {n:>6}  (client-go's event correlation, same rule)"
+        );
+    }
+    for (what, n) in &volcano {
+        let mine = count(&ours, what);
+        ensure!(
+            mine <= *n,
+            "{mine} {what} where Volcano's rules make {n} for the same decisions"
         );
     }
     let appended = history::append_if_asked(&ctx.env, |provenance| E2eRecord {
@@ -211,6 +211,9 @@ async fn body(ctx: &Ctx) -> Result<()> {
         api_ceiling_concurrency: CEILING_CONCURRENCY as u32,
         status_catch_up_s: catch_up.as_secs_f64(),
         creation_to_bound_ms: history::bound_quantiles(&metrics),
+        first_bind_s: Some(first.as_secs_f64()),
+        last_bind_s: Some(total.as_secs_f64()),
+        api_writes: Some(ours.clone()),
     })?;
     if let Some(path) = appended {
         println!("       throughput: record appended to {}", path.display());
