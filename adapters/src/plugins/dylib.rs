@@ -235,7 +235,10 @@ mod tests {
         );
         let reason = refusal(&so);
         assert!(
-            reason.contains("built for plugin ABI version 99, this tephra speaks version 1"),
+            reason.contains(&format!(
+                "built for plugin ABI version 99, this tephra speaks version {}",
+                tephra_plugin_sdk::abi::ABI_VERSION
+            )),
             "{reason}"
         );
     }
