@@ -73,20 +73,18 @@ impl PredicateHelper {
                 errs.nodes.insert(n, e.clone());
                 continue;
             }
-            if let Some(shard) = &ssn.state.snap.shard
-                && shard.excludes(n)
-            {
-                let e = not_in_shard();
-                if let Some(k) = &key {
-                    self.cache
-                        .entry(k.clone())
-                        .or_default()
-                        .insert(n, e.clone());
-                }
-                errs.nodes.insert(n, e);
-                continue;
-            }
-            match check(ssn, task, n) {
+            let outside_shard = ssn
+                .state
+                .snap
+                .shard
+                .as_ref()
+                .is_some_and(|shard| shard.excludes(n));
+            let fit = if outside_shard {
+                Err(not_in_shard())
+            } else {
+                check(ssn, task, n)
+            };
+            match fit {
                 Ok(()) => found.push(n),
                 Err(e) => {
                     if let Some(k) = &key {
