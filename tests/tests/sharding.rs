@@ -51,6 +51,22 @@ fn shard(nodes: &str) -> ClusterObject {
     objects(&text).remove(0)
 }
 
+/// The cluster and its gang under hard sharding, the scheduler's shard naming `nodes`, and a
+/// driver in checking mode.
+fn hard_sharded(nodes: &str) -> (ClusterState, CycleDriver) {
+    let mut all = objects(CLUSTER);
+    all.extend(objects(&pods()));
+    all.push(shard(nodes));
+    let mut state = ClusterState::from_objects(all);
+    state.set_sharding(Sharding {
+        mode: ShardingMode::Hard,
+        name: "mine".into(),
+    });
+    let conf = SchedulerConfig::parse(CONF).unwrap();
+    let driver = CycleDriver::new(Arc::new(conf), DEFAULT_QUEUE).checking(true);
+    (state, driver)
+}
+
 /// Runs one cycle and returns its binds as `pod -> node`, sorted.
 fn cycle(driver: &CycleDriver, state: &mut ClusterState, n: i64) -> Vec<(String, String)> {
     let now = Time(1_750_000_000 + n);
@@ -75,16 +91,7 @@ fn cycle(driver: &CycleDriver, state: &mut ClusterState, n: i64) -> Vec<(String,
 
 #[test]
 fn a_gang_half_placed_when_its_nodes_leave_the_shard_finishes_on_the_nodes_that_joined() {
-    let mut all = objects(CLUSTER);
-    all.extend(objects(&pods()));
-    all.push(shard("n1"));
-    let mut state = ClusterState::from_objects(all);
-    state.set_sharding(Sharding {
-        mode: ShardingMode::Hard,
-        name: "mine".into(),
-    });
-    let conf = SchedulerConfig::parse(CONF).unwrap();
-    let driver = CycleDriver::new(Arc::new(conf), DEFAULT_QUEUE).checking(true);
+    let (mut state, driver) = hard_sharded("n1");
 
     let first = cycle(&driver, &mut state, 1);
     assert_eq!(
@@ -107,16 +114,7 @@ fn a_gang_half_placed_when_its_nodes_leave_the_shard_finishes_on_the_nodes_that_
 
 #[test]
 fn a_shard_that_names_only_missing_nodes_places_nothing_until_one_joins() {
-    let mut all = objects(CLUSTER);
-    all.extend(objects(&pods()));
-    all.push(shard("n3, n4"));
-    let mut state = ClusterState::from_objects(all);
-    state.set_sharding(Sharding {
-        mode: ShardingMode::Hard,
-        name: "mine".into(),
-    });
-    let conf = SchedulerConfig::parse(CONF).unwrap();
-    let driver = CycleDriver::new(Arc::new(conf), DEFAULT_QUEUE).checking(true);
+    let (mut state, driver) = hard_sharded("n3, n4");
     assert!(cycle(&driver, &mut state, 1).is_empty());
     let n3 = "{apiVersion: v1, kind: Node, metadata: {name: n3}, status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}}";
     state.apply_event(ClusterEvent::Upsert(objects(n3).remove(0)));
