@@ -185,19 +185,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_endpoint_that_is_no_api_server_is_refused_at_once() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let mut request = [0u8; 4096];
-                let _ = s.read(&mut request).await;
-                let _ = s
-                    .write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-                    )
-                    .await;
-            }
-        });
+        let addr = serving(
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello".into(),
+        )
+        .await;
         let e = wait_for_api_server(&client_for(addr), "web", Duration::from_secs(30))
             .await
             .unwrap_err();
@@ -209,25 +200,30 @@ mod tests {
         );
     }
 
-    /// A server that answers every request with `status` and a Kubernetes `Status` body.
-    async fn answering(status: u16) -> std::net::SocketAddr {
+    /// A server that answers every request with `answer`, a whole HTTP response.
+    async fn serving(answer: String) -> std::net::SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             while let Ok((mut s, _)) = listener.accept().await {
                 let mut request = [0u8; 4096];
                 let _ = s.read(&mut request).await;
-                let body = format!(
-                    r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"not yet","code":{status}}}"#
-                );
-                let answer = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
                 let _ = s.write_all(answer.as_bytes()).await;
             }
         });
         addr
+    }
+
+    /// A server that answers every request with `status` and a Kubernetes `Status` body.
+    async fn answering(status: u16) -> std::net::SocketAddr {
+        let body = format!(
+            r#"{{"kind":"Status","apiVersion":"v1","status":"Failure","message":"not yet","code":{status}}}"#
+        );
+        serving(format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+        .await
     }
 
     #[tokio::test]
