@@ -224,6 +224,8 @@ fn every_kind(dir: &Path) {
             first_bind_s: None,
             last_bind_s: None,
             api_writes: None,
+            running_pods: None,
+            caches_synced_s: None,
         };
         append_record(&e2e, &record).expect("append e2e");
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {

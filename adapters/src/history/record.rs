@@ -142,6 +142,14 @@ pub struct E2eRecord {
     /// in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_writes: Option<BTreeMap<String, f64>>,
+    /// Pods already bound and Running when vc-scheduler started (`bench-startup`); absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_pods: Option<u32>,
+    /// Seconds from vc-scheduler's start until every watched kind was listed
+    /// (`bench-startup`); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_synced_s: Option<f64>,
 }
 
 /// Percentiles of a distribution.

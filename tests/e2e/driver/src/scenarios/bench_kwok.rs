@@ -8,22 +8,19 @@
 //! history when `TEPHRA_HISTORY` names its file. Run on request only (`tests/e2e/run
 //! bench-kwok`, or `bench-kwok-short` at a tenth of the size).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
-use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use anyhow::{Result, ensure};
 use serde_json::json;
 use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
-use tokio::task::JoinHandle;
 
 use super::cleaning;
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
 use crate::api_writes::api_writes;
-use crate::cluster::{Cluster, node_of, pod, pod_group};
+use crate::bind_times::BindTimes;
+use crate::cluster::{Cluster, pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::history;
 use crate::kwok::{KwokProc, RUN_FOR, fake_nodes};
@@ -77,59 +74,6 @@ pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
     let result = cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await;
     ctx.cluster.clear_namespace(CEILING_NS).await?;
     result
-}
-
-/// When each pod of the namespace was first seen bound, from a watch started before any exist.
-#[derive(Clone, Default)]
-struct BindTimes(Arc<Mutex<HashMap<String, Instant>>>);
-
-impl BindTimes {
-    fn start(cluster: &Cluster) -> (BindTimes, JoinHandle<Result<()>>) {
-        let times = BindTimes::default();
-        let api: Api<Pod> = Api::namespaced(cluster.client.clone(), NS);
-        let seen = times.clone();
-        let task = tokio::spawn(async move {
-            let mut version = api
-                .list(&ListParams::default().limit(1))
-                .await?
-                .metadata
-                .resource_version
-                .context("a list without resourceVersion")?;
-            loop {
-                let params = WatchParams::default().timeout(290);
-                let mut events = api.watch(&params, &version).await?.boxed();
-                while let Some(event) = events.try_next().await? {
-                    let pod = match event {
-                        WatchEvent::Added(p) | WatchEvent::Modified(p) => p,
-                        WatchEvent::Bookmark(b) => {
-                            version = b.metadata.resource_version;
-                            continue;
-                        }
-                        WatchEvent::Deleted(_) => continue,
-                        WatchEvent::Error(e) => bail!("pod watch: {e:?}"),
-                    };
-                    if let Some(v) = &pod.metadata.resource_version {
-                        version = v.clone();
-                    }
-                    if !node_of(&pod).is_empty() {
-                        let name = pod.metadata.name.clone().unwrap_or_default();
-                        seen.0
-                            .lock()
-                            .expect("bind times")
-                            .entry(name)
-                            .or_insert_with(Instant::now);
-                    }
-                }
-            }
-        });
-        (times, task)
-    }
-
-    /// The bind times of `pods`, those seen so far.
-    fn of(&self, pods: &[String]) -> Vec<Instant> {
-        let seen = self.0.lock().expect("bind times");
-        pods.iter().filter_map(|p| seen.get(p).copied()).collect()
-    }
 }
 
 /// The objects of gang `g`: its PodGroup and pods.
@@ -310,6 +254,8 @@ impl Phase {
             first_bind_s: Some(first),
             last_bind_s: Some(last),
             api_writes: Some(writes),
+            running_pods: None,
+            caches_synced_s: None,
         }
     }
 }
@@ -356,7 +302,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     );
     ctx.cluster.namespace(NS).await?;
     let mut kwok = KwokProc::start(&ctx.env, tag)?;
-    let (times, watch) = BindTimes::start(&ctx.cluster);
+    let (times, watch) = BindTimes::start(&ctx.cluster, NS);
     let t = Instant::now();
     let mut objects = Vec::new();
     for g in 0..size.burst_gangs {

@@ -1,6 +1,7 @@
 //! The scenarios, one file each, in the order they run.
 
 mod bench_kwok;
+mod bench_startup;
 mod cli;
 mod deviceshare_gpu;
 mod gang;
@@ -74,6 +75,12 @@ pub const ON_REQUEST: &[(&str, Scenario)] = &[
     }),
     ("bench-kwok-short", |c| {
         Box::pin(bench_kwok::run(c, bench_kwok::SHORT))
+    }),
+    ("bench-startup", |c| {
+        Box::pin(bench_startup::run(c, bench_startup::FULL))
+    }),
+    ("bench-startup-short", |c| {
+        Box::pin(bench_startup::run(c, bench_startup::SHORT))
     }),
 ];
 

@@ -11,8 +11,9 @@ use anyhow::{Result, ensure};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::json;
 
-use super::{cleaning, placements};
+use super::cleaning;
 use crate::api_writes::{api_writes, count};
+use crate::bind_times::BindTimes;
 use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::history;
@@ -96,31 +97,26 @@ async fn body(ctx: &Ctx) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
     let conf = ctx.write_conf("throughput", CHART_CONF)?;
+    let (times, watch) = BindTimes::start(&ctx.cluster, NS);
     let start = Instant::now();
     let mut s = ctx.scheduler("throughput", &conf, &["--node-selector=e2e:tp"])?;
     let n = GANGS * GANG_SIZE;
-    let mut first_bound = None;
-    loop {
-        let bound = placements(ctx, NS)
-            .await?
-            .values()
-            .filter(|v| !v.is_empty())
-            .count();
-        if bound > 0 && first_bound.is_none() {
-            first_bound = Some(start.elapsed());
-        }
-        if bound == n {
-            break;
+    let bound = loop {
+        let bound = times.all();
+        if bound.len() == n {
+            break bound;
         }
         s.check_alive()?;
         ensure!(
             start.elapsed() < Duration::from_secs(300),
-            "only {bound} of {n} pods bound after 300s"
+            "only {} of {n} pods bound after 300s",
+            bound.len()
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let total = start.elapsed();
-    let first = first_bound.unwrap_or_default();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    watch.abort();
+    let first = bound.iter().min().map_or(Duration::ZERO, |t| *t - start);
+    let total = bound.iter().max().map_or(Duration::ZERO, |t| *t - start);
     // Status writes run off the critical path: they have caught up when every PodGroup is
     // Running as the API holds it and no write was made for two seconds (two cycles).
     let drain_start = Instant::now();
@@ -160,11 +156,12 @@ async fn body(ctx: &Ctx) -> Result<()> {
         "       throughput: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
     );
     println!(
-        "       throughput: vc-scheduler bound {n} pods on {NODES} nodes in {:.1}s from process start ({:.0} pods/s); binds ran {:.1}s after the first ({:.0} pods/s)",
+        "       throughput: vc-scheduler bound {n} pods on {NODES} nodes in {:.1}s from process start ({:.0} pods/s); binds ran {:.1}s after the first ({:.0} pods/s, {:.0}% of the ceiling)",
         total.as_secs_f64(),
         n as f64 / total.as_secs_f64(),
         (total - first).as_secs_f64(),
         n as f64 / (total - first).as_secs_f64().max(1e-3),
+        100.0 * n as f64 / (total - first).as_secs_f64().max(1e-3) / ceiling,
     );
     for l in &cycle_lines {
         println!(
@@ -214,6 +211,8 @@ async fn body(ctx: &Ctx) -> Result<()> {
         first_bind_s: Some(first.as_secs_f64()),
         last_bind_s: Some(total.as_secs_f64()),
         api_writes: Some(ours.clone()),
+        running_pods: None,
+        caches_synced_s: None,
     })?;
     if let Some(path) = appended {
         println!("       throughput: record appended to {}", path.display());
