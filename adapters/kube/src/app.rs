@@ -104,6 +104,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         counts: metrics.api_writes.clone(),
         rest_client: metrics.rest_client.clone(),
         host,
+        binds: Default::default(),
     };
     let tls = flags
         .tls_files()

@@ -26,13 +26,10 @@ use crate::metrics_source::MetricsSource;
 use crate::raw::RawStore;
 use crate::reload::ReloadWatch;
 use crate::watch::Feed;
+use crate::writes::bind_concurrency::{BindConcurrency, BindRound, is_push_back};
 use crate::writes::volume_wait::{Progress, VolumeWait};
 use crate::writes::volumes::WrittenVersions;
 use crate::writes::{self, EventWrite, StatusBatch, StatusWriter, Writer, Written};
-
-/// Binds in flight at once. Volcano starts a goroutine per bind, bounded only by the client's
-/// QPS; 64 in flight reach the API server's own binding ceiling on a 2-core machine.
-const BIND_CONCURRENCY: usize = 64;
 
 /// What the loop needs from the flags.
 #[derive(Debug, Clone)]
@@ -92,9 +89,30 @@ pub struct Scheduler {
     session_prefix: String,
     /// Binds whose volumes are written, waiting for the PV controller before the pod is bound.
     volume_waits: Vec<VolumeWait>,
+    /// Binds in flight at once, sized from the API server's answers to earlier rounds.
+    bind_window: BindConcurrency,
     cycle_profiles: Option<Arc<CycleProfileRequests>>,
     /// A `/debug/pprof/cycle` request being served across cycles.
     cycle_profile: Option<ActiveCycleProfile>,
+}
+
+/// A round of bind calls, each its latency and whether the API server pushed it back.
+fn bind_round(calls: impl Iterator<Item = (Duration, bool)>) -> BindRound {
+    let mut latencies = Vec::new();
+    let mut pushed_back = 0;
+    for (took, push_back) in calls {
+        latencies.push(took);
+        pushed_back += usize::from(push_back);
+    }
+    latencies.sort_unstable();
+    BindRound {
+        sent: latencies.len(),
+        pushed_back,
+        median: latencies
+            .get(latencies.len() / 2)
+            .copied()
+            .unwrap_or_default(),
+    }
 }
 
 fn unix_now() -> i64 {
@@ -167,6 +185,7 @@ impl Scheduler {
             cycle: 0,
             session_prefix,
             volume_waits: Vec::new(),
+            bind_window: BindConcurrency::default(),
             cycle_profiles: p.cycle_profiles,
             cycle_profile: None,
         }
@@ -581,29 +600,41 @@ impl Scheduler {
             (b, volumes)
         });
         let with_volumes: Vec<_> = with_volumes.collect();
-        let results: Vec<(Bind, BindOutcome, Instant)> = futures::stream::iter(with_volumes)
-            .map(|(b, volumes)| {
-                let w = w.clone();
-                async move {
-                    let t = Instant::now();
-                    let outcome = match volumes {
-                        Err(why) => BindOutcome::PreBindFailed(why),
-                        Ok(Some(work)) => match writes::volumes::bind_volumes(&w, &work).await {
-                            Ok(written) => BindOutcome::VolumesWritten(written),
-                            Err(e) => BindOutcome::PreBindFailed(e.to_string()),
-                        },
-                        Ok(None) => match writes::bind(&w, &b).await {
-                            Ok(()) => BindOutcome::Bound,
-                            Err(e) => BindOutcome::BindFailed(e),
-                        },
-                    };
-                    (b, outcome, t)
-                }
-            })
-            .buffer_unordered(BIND_CONCURRENCY)
-            .collect()
-            .await;
-        for (b, outcome, started) in results {
+        let _binding = self.writer.binds.binding();
+        let results: Vec<(Bind, BindOutcome, Instant, Duration)> =
+            futures::stream::iter(with_volumes)
+                .map(|(b, volumes)| {
+                    let w = w.clone();
+                    async move {
+                        let t = Instant::now();
+                        let outcome = match volumes {
+                            Err(why) => BindOutcome::PreBindFailed(why),
+                            Ok(Some(work)) => {
+                                match writes::volumes::bind_volumes(&w, &work).await {
+                                    Ok(written) => BindOutcome::VolumesWritten(written),
+                                    Err(e) => BindOutcome::PreBindFailed(e.to_string()),
+                                }
+                            }
+                            Ok(None) => match writes::bind(&w, &b).await {
+                                Ok(()) => BindOutcome::Bound,
+                                Err(e) => BindOutcome::BindFailed(e),
+                            },
+                        };
+                        (b, outcome, t, t.elapsed())
+                    }
+                })
+                .buffer_unordered(self.bind_window.limit())
+                .collect()
+                .await;
+        let calls = results
+            .iter()
+            .filter_map(|(_, outcome, _, took)| match outcome {
+                BindOutcome::Bound => Some((*took, false)),
+                BindOutcome::BindFailed(e) => Some((*took, is_push_back(e))),
+                _ => None,
+            });
+        self.bind_window.after(bind_round(calls));
+        for (b, outcome, started, _) in results {
             match outcome {
                 BindOutcome::Bound => self.bound(&b, started.elapsed(), batch),
                 BindOutcome::BindFailed(e) => self.bind_failed(&b, &e, batch),
@@ -656,18 +687,25 @@ impl Scheduler {
             self.observe_pre_bind(&wait.bind, wait.started.elapsed());
         }
         let w = self.writer.clone();
-        let results: Vec<(VolumeWait, Result<(), kube::Error>)> = futures::stream::iter(ready)
-            .map(|wait| {
-                let w = w.clone();
-                async move {
-                    let r = writes::bind(&w, &wait.bind).await;
-                    (wait, r)
-                }
-            })
-            .buffer_unordered(BIND_CONCURRENCY)
-            .collect()
-            .await;
-        for (wait, result) in results {
+        let _binding = self.writer.binds.binding();
+        let results: Vec<(VolumeWait, Result<(), kube::Error>, Duration)> =
+            futures::stream::iter(ready)
+                .map(|wait| {
+                    let w = w.clone();
+                    async move {
+                        let t = Instant::now();
+                        let r = writes::bind(&w, &wait.bind).await;
+                        (wait, r, t.elapsed())
+                    }
+                })
+                .buffer_unordered(self.bind_window.limit())
+                .collect()
+                .await;
+        let calls = results
+            .iter()
+            .map(|(_, r, took)| (*took, r.as_ref().is_err_and(is_push_back)));
+        self.bind_window.after(bind_round(calls));
+        for (wait, result, _) in results {
             match result {
                 Ok(()) => self.bound(&wait.bind, wait.started.elapsed(), &mut batch),
                 Err(e) => self.bind_failed(&wait.bind, &e, &mut batch),

@@ -135,7 +135,7 @@ pub async fn send(
             });
             match serde_json::from_value::<Event>(event) {
                 Ok(e) => {
-                    w.before("create events").await;
+                    w.before_status("create events").await;
                     api.create(&PostParams::default(), &e).await.map(|_| ())
                 }
                 Err(e) => Err(kube::Error::SerdeError(e)),
@@ -148,7 +148,7 @@ pub async fn send(
                 obj.namespace,
                 obj.name
             );
-            w.before("patch events").await;
+            w.before_status("patch events").await;
             let patch = json!({"count": count, "lastTimestamp": now});
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await

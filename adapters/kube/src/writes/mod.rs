@@ -6,6 +6,8 @@
 //! events create/patch, leases get/create/update.
 
 mod bind;
+pub mod bind_concurrency;
+mod bind_gate;
 pub mod events;
 mod evict;
 mod node_lock;
@@ -23,6 +25,7 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 
 pub use bind::bind;
+pub use bind_gate::{BindGate, Binding};
 pub use events::{EventRecorder, ObjectRef, Recording};
 pub use evict::evict;
 pub use status::{EventWrite, StatusBatch, StatusWriter, Written};
@@ -42,6 +45,8 @@ pub struct Writer {
     pub rest_client: RestClientMetrics,
     /// The API server's `host:port`, the metrics' `host` label.
     pub host: String,
+    /// Status writes wait on it while binds are in flight.
+    pub binds: BindGate,
 }
 
 impl std::fmt::Debug for Writer {
@@ -58,6 +63,12 @@ impl Writer {
         } else {
             Api::namespaced_with(self.client.clone(), namespace, ar)
         }
+    }
+
+    /// Waits until no bind is in flight, then for a token; counts one status write of `what`.
+    pub async fn before_status(&self, what: &'static str) {
+        self.binds.binds_done().await;
+        self.before(what).await;
     }
 
     /// Waits for a token and counts one write of `what` (`verb resource`).

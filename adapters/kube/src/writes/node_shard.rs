@@ -42,7 +42,7 @@ pub async fn write_node_shard_status(w: &Writer, object: Value) {
             return;
         }
     };
-    w.before("update nodeshards/status").await;
+    w.before_status("update nodeshards/status").await;
     let api = w.api(&api_resource(ObjectKind::NodeShard), "");
     match api
         .replace_status(&name, &PostParams::default(), &dynamic)

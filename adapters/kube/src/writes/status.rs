@@ -340,7 +340,7 @@ async fn write_object(
         tracing::warn!("{kind} {namespace}/{name}: cannot encode the status write");
         return None;
     };
-    w.before(what).await;
+    w.before_status(what).await;
     let api = w.api(&api_resource(kind), &namespace);
     let pp = PostParams::default();
     let result = match kind {
