@@ -7,6 +7,8 @@ pub mod cli;
 pub mod conformance;
 pub mod dashboard;
 pub mod freed_memory;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod history;
 pub mod huge_pages;
 mod input_error;

@@ -7,8 +7,8 @@
 use std::cmp::Ordering;
 
 use tephra_engine::framework::{
-    EvictionContext, EvictionKind, FitError, JobInvalid, SearchPurpose, Status as FitStatus,
-    StatusCode, Vote,
+    EvictionContext, EvictionKind, FitError, JobInvalid, SearchPurpose, SessionState,
+    Status as FitStatus, StatusCode, Vote,
 };
 use tephra_engine::model::{HyperNodeId, JobId, NodeId, QueueId, SubJobId, TaskId};
 
@@ -259,6 +259,19 @@ pub trait Answer: Sized {
     /// Host side: the answer from what came back; `None` when the plugin did not answer (it is
     /// disabled, or it panicked), which reads as the point's default.
     fn from_reply(reply: Option<Reply>) -> Self;
+    /// Host side: why the reply cannot be used in `ssn` (an id that is not in the session), so
+    /// a library's bad answer disables its plugin instead of failing an index in the engine.
+    fn refusal(_reply: &Reply, _ssn: &SessionState) -> Option<String> {
+        None
+    }
+}
+
+/// The first id of `ids` that is not below `len`, named with `table`.
+fn id_outside(ids: &[Vec<u32>], len: usize, table: &str) -> Option<String> {
+    let id = ids.iter().flatten().find(|&&id| id as usize >= len)?;
+    Some(format!(
+        "answered {table} id {id}, but the session has {len} {table}s"
+    ))
 }
 
 impl Answer for () {
@@ -460,6 +473,9 @@ impl Answer for Option<NodeId> {
         let r = reply.filter(|r| r.status == OK)?;
         r.ids.first()?.first().map(|&n| NodeId(n))
     }
+    fn refusal(reply: &Reply, ssn: &SessionState) -> Option<String> {
+        id_outside(&reply.ids, ssn.snap.nodes.len(), "node")
+    }
 }
 
 /// An invalid job: its reason (code 0) and message (code 1).
@@ -497,6 +513,9 @@ impl Answer for Option<Vec<TaskId>> {
         let r = reply.filter(|r| r.status == OK)?;
         Some(r.ids.into_iter().flatten().map(TaskId).collect())
     }
+    fn refusal(reply: &Reply, ssn: &SessionState) -> Option<String> {
+        id_outside(&reply.ids, ssn.snap.tasks.len(), "task")
+    }
 }
 
 /// Hyper-node groups: one id list per group.
@@ -520,5 +539,8 @@ impl Answer for Option<Vec<Vec<HyperNodeId>>> {
                 .map(|g| g.into_iter().map(HyperNodeId).collect())
                 .collect(),
         )
+    }
+    fn refusal(reply: &Reply, ssn: &SessionState) -> Option<String> {
+        id_outside(&reply.ids, ssn.snap.hyper_nodes.len(), "hyper-node")
     }
 }

@@ -52,8 +52,15 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 /// document is refused.
 pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
     let origin = path.display().to_string();
-    let cannot_read = |e: std::io::Error| InputError::new(&origin, format!("cannot read: {e}"));
-    let mut reader = open_reader(path).map_err(cannot_read)?;
+    let reader =
+        open_reader(path).map_err(|e| InputError::new(&origin, format!("cannot read: {e}")))?;
+    load_reader(reader, &origin)
+}
+
+/// Loads a manifest from `reader`, as `load_file` does a file's bytes; `origin` names it in
+/// errors and notes.
+pub fn load_reader(mut reader: impl BufRead, origin: &str) -> Result<Manifest, InputError> {
+    let cannot_read = |e: std::io::Error| InputError::new(origin, format!("cannot read: {e}"));
     let first = loop {
         let buf = reader.fill_buf().map_err(cannot_read)?;
         match buf.iter().position(|b| !b.is_ascii_whitespace()) {
@@ -66,24 +73,24 @@ pub fn load_file(path: &Path) -> Result<Manifest, InputError> {
         }
     };
     if first.is_none() {
-        return Err(InputError::new(&origin, EMPTY_FILE));
+        return Err(InputError::new(origin, EMPTY_FILE));
     }
     if first != Some(b'{') {
         let mut text = String::new();
         reader.read_to_string(&mut text).map_err(cannot_read)?;
-        let documents = parse_documents(&text, &origin)?;
+        let documents = parse_documents(&text, origin)?;
         if documents.is_empty() {
-            return Err(InputError::new(&origin, EMPTY_FILE));
+            return Err(InputError::new(origin, EMPTY_FILE));
         }
-        return decode_documents(documents, &origin);
+        return decode_documents(documents, origin);
     }
     let mut manifest = Manifest::default();
     for (i, doc) in serde_json::Deserializer::from_reader(reader)
         .into_iter::<Value>()
         .enumerate()
     {
-        let doc = doc.map_err(|e| InputError::new(&origin, format!("invalid JSON: {e}")))?;
-        manifest.decode_document(i, doc, &origin)?;
+        let doc = doc.map_err(|e| InputError::new(origin, format!("invalid JSON: {e}")))?;
+        manifest.decode_document(i, doc, origin)?;
     }
     Ok(manifest)
 }

@@ -27,11 +27,32 @@ pub struct Inputs {
 /// Loads `files`; an empty file, two objects of one kind and name, and two scenario files with
 /// different configurations are refused.
 pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
-    let mut inputs = Inputs::default();
-    let mut names = UniqueNames::default();
+    let mut loader = InputLoader::default();
     for path in files {
-        let origin = path.display().to_string();
-        let docs = parse_documents(&manifest::read_text(path)?, &origin)?;
+        loader.add(&path.display().to_string(), &manifest::read_text(path)?)?;
+    }
+    Ok(loader.inputs)
+}
+
+/// Loads one file's text as `load_inputs` loads a file; `origin` names it in errors and notes.
+pub fn load_text(origin: &str, text: &str) -> Result<Inputs, InputError> {
+    let mut loader = InputLoader::default();
+    loader.add(origin, text)?;
+    Ok(loader.inputs)
+}
+
+/// The inputs so far, and where each object came from.
+#[derive(Default)]
+struct InputLoader {
+    inputs: Inputs,
+    names: UniqueNames,
+}
+
+impl InputLoader {
+    /// Adds the objects of one file's text, a scenario or a manifest.
+    fn add(&mut self, origin: &str, text: &str) -> Result<(), InputError> {
+        let inputs = &mut self.inputs;
+        let docs = parse_documents(text, origin)?;
         let first_new = inputs.objects.len();
         if docs.is_empty() {
             return Err(InputError::new(origin, manifest::EMPTY_FILE));
@@ -39,7 +60,7 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
         if let [doc] = docs.as_slice()
             && is_scenario(doc)
         {
-            let scenario = parse_scenario(doc.clone(), &origin)?;
+            let scenario = parse_scenario(doc.clone(), origin)?;
             inputs.objects.extend(scenario.objects);
             inputs.notes.extend(scenario.skipped);
             if scenario.sharding != Sharding::default() {
@@ -51,7 +72,7 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
                         ));
                     }
                     Some(_) => {}
-                    None => inputs.sharding = Some((origin.clone(), scenario.sharding)),
+                    None => inputs.sharding = Some((origin.to_string(), scenario.sharding)),
                 }
             }
             if let Some(text) = scenario.scheduler_conf {
@@ -65,21 +86,21 @@ pub fn load_inputs(files: &[PathBuf]) -> Result<Inputs, InputError> {
                         ));
                     }
                     Some(_) => {}
-                    None => inputs.scenario_conf = Some((origin.clone(), text)),
+                    None => inputs.scenario_conf = Some((origin.to_string(), text)),
                 }
             }
         } else {
-            let m = decode_documents(docs, &origin)?;
+            let m = decode_documents(docs, origin)?;
             inputs.objects.extend(m.objects);
             inputs.notes.extend(m.skipped);
         }
         for o in &inputs.objects[first_new..] {
-            names
-                .admit(o, &origin)
-                .map_err(|e| InputError::new(&origin, e).object(describe_object(o)))?;
+            self.names
+                .admit(o, origin)
+                .map_err(|e| InputError::new(origin, e).object(describe_object(o)))?;
         }
+        Ok(())
     }
-    Ok(inputs)
 }
 
 /// Pods listed by name in a note before "and N more".

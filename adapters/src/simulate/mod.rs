@@ -12,7 +12,7 @@ use tephra_engine::framework::{PluginRegistry, Strictness};
 
 use crate::InputError;
 pub use cycle::{CycleReport, Waiting, run_cycles};
-pub use inputs::{Inputs, ResolvedConf, keep_own_pods, load_inputs, resolve_conf};
+pub use inputs::{Inputs, ResolvedConf, keep_own_pods, load_inputs, load_text, resolve_conf};
 pub use json::write_json;
 pub use text::write_text;
 
@@ -42,7 +42,16 @@ pub fn simulate(
     options: &SimulateOptions,
     registry: &PluginRegistry,
 ) -> Result<Simulation, InputError> {
-    let mut inputs = load_inputs(&options.files)?;
+    simulate_inputs(load_inputs(&options.files)?, options, registry)
+}
+
+/// Resolves the configuration and runs the cycles over inputs already loaded (`options.files`
+/// is not read).
+pub fn simulate_inputs(
+    mut inputs: Inputs,
+    options: &SimulateOptions,
+    registry: &PluginRegistry,
+) -> Result<Simulation, InputError> {
     let others = keep_own_pods(&mut inputs.objects, &options.scheduler_names);
     inputs.notes.extend(others);
     let conf = resolve_conf(

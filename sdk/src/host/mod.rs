@@ -2,6 +2,8 @@
 //! plugin as an engine plugin (`plugin`), and registering a library's plugins (`library`).
 //! Loading the library file itself is the caller's job (tephra's adapters use `libloading`).
 
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod library;
 mod plugin;
 mod reply;

@@ -1,7 +1,7 @@
 //! A library's plugin run as an engine plugin. Every call lends the session, collects the
-//! answer, and maps it back to engine types. A plugin that panics is disabled for the rest of
-//! its session (one cycle) with one log line; while disabled it answers like a plugin that
-//! registers nothing, so the cycle goes on without it.
+//! answer, and maps it back to engine types. A plugin that panics, or answers an id the session
+//! does not have, is disabled for the rest of its session (one cycle) with one log line; while
+//! disabled it answers like a plugin that registers nothing, so the cycle goes on without it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering as Atomic};
@@ -48,9 +48,10 @@ impl ExternalPlugin {
         &self.library.exports().vtable
     }
 
-    /// Calls into the library unless the plugin is disabled. `None` when disabled or when the
-    /// call panicked (which disables the plugin and logs why).
-    fn call(
+    /// Calls into the library unless the plugin is disabled. `None` when disabled, or when the
+    /// call panicked or answered what `A` refuses in `ssn` (which disables the plugin and logs
+    /// why).
+    fn call<A: Answer>(
         &self,
         point: &str,
         ssn: &SessionState,
@@ -63,16 +64,20 @@ impl ExternalPlugin {
         let mut reply = Reply::default();
         reply.status = f(self.vtable(), self.instance, &session, &reply.out());
         if reply.status == PANICKED {
-            self.disable(point, reply.text(0));
+            self.disable(&format!("panicked in {point}: {}", reply.text(0)));
+            return None;
+        }
+        if let Some(why) = A::refusal(&reply, ssn) {
+            self.disable(&format!("failed in {point}: {why}"));
             return None;
         }
         Some(reply)
     }
 
-    fn disable(&self, point: &str, message: &str) {
+    fn disable(&self, what: &str) {
         if !self.disabled.swap(true, Atomic::Relaxed) {
             eprintln!(
-                "tephra: plugin {} ({}) panicked in {point}: {message}; disabled for the rest of this cycle",
+                "tephra: plugin {} ({}) {what}; disabled for the rest of this cycle",
                 self.name,
                 self.library.origin()
             );
@@ -121,7 +126,7 @@ macro_rules! host_side {
     };
     (@call $self:ident, $ssn:ident, $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty) => {{
         $(let $arg = <$ty as Wire>::send($arg);)*
-        let reply = $self.call(stringify!($name), $ssn, |v, i, s, out| {
+        let reply = $self.call::<$ret>(stringify!($name), $ssn, |v, i, s, out| {
             library_call!(v.$name(i, s, $(<$ty as Wire>::c(&$arg),)* out))
         });
         <$ret as Answer>::from_reply(reply)

@@ -122,6 +122,25 @@ impl Plugin for Boom {
     }
 }
 
+/// Answers ids the session does not have.
+struct Liar;
+
+fn liar(_: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
+    Ok(Box::new(Liar))
+}
+
+impl Plugin for Liar {
+    fn name(&self) -> &str {
+        "liar"
+    }
+    fn best_node(&self, _: &SessionView, _: TaskId, _: &[(NodeId, f64)]) -> Option<NodeId> {
+        Some(NodeId(99))
+    }
+    fn node_order(&self, _: &SessionView, _: TaskId, _: NodeId) -> Option<Result<f64, String>> {
+        Some(Ok(5.0))
+    }
+}
+
 /// Reads every accessor of the view into one string, returned as a job-invalid message.
 struct Digest;
 
@@ -207,8 +226,18 @@ impl Plugin for Digest {
 }
 
 static EXPORTS: Exports = Exports::new(
-    &[Str::new("probe"), Str::new("boom"), Str::new("digest")],
-    &[probe as Builder, boom as Builder, digest as Builder],
+    &[
+        Str::new("probe"),
+        Str::new("boom"),
+        Str::new("digest"),
+        Str::new("liar"),
+    ],
+    &[
+        probe as Builder,
+        boom as Builder,
+        digest as Builder,
+        liar as Builder,
+    ],
 );
 
 fn library() -> Arc<PluginLibrary> {
@@ -270,7 +299,7 @@ fn a_loaded_plugin_answers_exactly_as_when_linked_in() {
     assert_eq!(local.job_valid(j), remote.job_valid(j));
     assert_eq!(local.job_enqueueable(j), remote.job_enqueueable(j));
     assert!(!remote.job_enqueueable(j));
-    let h = HyperNodeId(3);
+    let h = HyperNodeId(0);
     for purpose in [SearchPurpose::Allocate, SearchPurpose::Evict] {
         assert_eq!(
             local.hyper_node_gradient_for_job(j, h, purpose),
@@ -363,6 +392,25 @@ fn a_panic_disables_the_plugin_for_the_session_and_others_go_on() {
         .unwrap();
     let (t, n) = (TaskId(0), NodeId(1));
     assert_eq!(ssn.predicate(t, n), Ok(()), "a panicking predicate passes");
+    assert_eq!(
+        ssn.node_order(t, n),
+        0.0,
+        "and the plugin is off for the session"
+    );
+}
+
+#[test]
+fn an_answer_naming_an_id_outside_the_session_disables_the_plugin() {
+    let mut registry = PluginRegistry::new();
+    library().register(&mut registry);
+    let external = registry.get("liar").cloned().unwrap();
+    let conf = "actions: allocate\ntiers:\n- plugins:\n  - name: liar\n";
+    let ssn = harness(conf)
+        .with_plugin("liar", move |a| external(a))
+        .open()
+        .unwrap();
+    let (t, n) = (TaskId(0), NodeId(1));
+    assert_eq!(ssn.best_node(t, &[(n, 1.0)]), None, "node 99 is not taken");
     assert_eq!(
         ssn.node_order(t, n),
         0.0,

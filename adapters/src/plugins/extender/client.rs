@@ -105,7 +105,7 @@ impl Client {
             .limit(MAX_BODY)
             .read_to_vec()
             .map_err(|e| format!("{verb}: reading the answer: {e}"))?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("{verb}: decoding the answer: {e}"))
+        super::wire::decode(verb, &bytes)
     }
 
     /// Sends `body` to `verb`, ignoring the answer's body.

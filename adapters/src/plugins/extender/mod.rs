@@ -4,14 +4,16 @@
 //! `extender.ignorable` flag picks the answer that keeps scheduling going (pass, no score,
 //! permit, not overused, ready) or the one that stops it.
 
+pub(crate) mod answers;
 mod client;
 mod config;
-mod wire;
+pub(crate) mod wire;
 
 use tephra_engine::config::{ArgumentError, Arguments};
 use tephra_engine::framework::{FitError, Plugin, SessionState, StatusCode, Vote};
 use tephra_engine::model::{JobId, NodeId, QueueId, TaskId};
 
+use answers::{fit_of, scores_of, victims_of, vote};
 use client::Client;
 pub use config::ExtenderConfig;
 
@@ -40,25 +42,6 @@ pub fn build(args: &Arguments) -> Result<Box<dyn Plugin>, ArgumentError> {
 
 fn warn(point: &str, error: &str) {
     eprintln!("tephra: extender: {point} failed: {error}");
-}
-
-/// Volcano's status codes; 0 (Success) with a message counts as Error.
-fn status_code(code: i32) -> StatusCode {
-    match code {
-        2 => StatusCode::Unschedulable,
-        3 => StatusCode::UnschedulableAndUnresolvable,
-        4 => StatusCode::Wait,
-        5 => StatusCode::Skip,
-        _ => StatusCode::Error,
-    }
-}
-
-fn vote(status: i32) -> Vote {
-    match status.signum() {
-        1 => Vote::Permit,
-        -1 => Vote::Reject,
-        _ => Vote::Abstain,
-    }
 }
 
 impl Extender {
@@ -93,19 +76,7 @@ impl Extender {
                 warn(verb, &e);
                 Some(Vec::new())
             }
-            Ok(r) if r.status == 0 => None,
-            Ok(r) => Some(
-                r.victims
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|v| {
-                        candidates
-                            .iter()
-                            .copied()
-                            .find(|&c| *ssn.snap.tasks.uid[c.idx()] == *v.uid)
-                    })
-                    .collect(),
-            ),
+            Ok(r) => victims_of(r, ssn, candidates),
         }
     }
 
@@ -183,8 +154,7 @@ impl Plugin for Extender {
                     Err(FitError::new(StatusCode::Error, e))
                 }
             }
-            Ok(r) if r.status.is_empty() => Ok(()),
-            Ok(r) => Err(FitError::new(status_code(r.code), r.status)),
+            Ok(r) => fit_of(r),
         }
     }
 
@@ -213,17 +183,7 @@ impl Plugin for Extender {
                         Err(e)
                     }
                 }
-                Ok(wire::PrioritizeResponse {
-                    node_score: Some(scores),
-                    error_message,
-                }) if error_message.is_empty() => Ok(nodes
-                    .iter()
-                    .map(|n| {
-                        let name = &ssn.snap.nodes.name[n.idx()];
-                        scores.get(name).copied().unwrap_or(0.0)
-                    })
-                    .collect()),
-                Ok(r) => Err(r.error_message),
+                Ok(r) => scores_of(r, ssn, nodes),
             },
         )
     }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tephra_engine::api::{Node, NodeSpec, NodeStatus, ObjectMeta, Pod, PodGroup, Queue};
@@ -340,6 +341,11 @@ pub struct TaskRequest<'a> {
 /// `OnSessionCloseRequest`.
 #[derive(Serialize)]
 pub struct Empty {}
+
+/// An answer's body as the response type `R`; the error names the verb.
+pub fn decode<R: DeserializeOwned>(verb: &str, body: &[u8]) -> Result<R, String> {
+    serde_json::from_slice(body).map_err(|e| format!("{verb}: decoding the answer: {e}"))
+}
 
 /// `PredicateResponse`: a non-empty `status` is the failure message.
 #[derive(Debug, Default, Deserialize)]

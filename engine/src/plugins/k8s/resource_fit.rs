@@ -24,13 +24,17 @@ impl Strategy {
         }
     }
 
-    /// One resource's score, `requested` including the pod.
+    /// One resource's score, `requested` including the pod. Computed in 128 bits: a capacity
+    /// above `i64::MAX / 100` (a quantity that large saturates) would overflow the product, where
+    /// kube-scheduler's int64 silently wraps.
     fn resource_score(self, requested: i64, capacity: i64) -> i64 {
-        match self {
-            Strategy::LeastAllocated if requested > capacity => 0,
-            Strategy::LeastAllocated => (capacity - requested) * MAX_NODE_SCORE / capacity,
-            Strategy::MostAllocated => requested.min(capacity) * MAX_NODE_SCORE / capacity,
-        }
+        let used = match self {
+            Strategy::LeastAllocated if requested > capacity => return 0,
+            Strategy::LeastAllocated => capacity - requested,
+            Strategy::MostAllocated => requested.min(capacity),
+        };
+        let score = i128::from(used) * i128::from(MAX_NODE_SCORE) / i128::from(capacity);
+        score as i64
     }
 }
 
@@ -64,6 +68,18 @@ pub fn scores(c: &Cluster, task: TaskId, nodes: &[NodeId], strategy: Strategy) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capacity_near_the_largest_quantity_scores_without_overflow() {
+        assert_eq!(
+            Strategy::LeastAllocated.resource_score(1000, i64::MAX),
+            MAX_NODE_SCORE - 1
+        );
+        assert_eq!(
+            Strategy::MostAllocated.resource_score(i64::MAX, i64::MAX),
+            MAX_NODE_SCORE
+        );
+    }
 
     #[test]
     fn least_allocated_prefers_free_capacity_and_zeroes_overcommit() {
