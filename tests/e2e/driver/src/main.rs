@@ -6,6 +6,7 @@ mod api_writes;
 mod cluster;
 mod ctx;
 mod env;
+mod fault_proxy;
 mod history;
 mod kwok;
 mod proc;
