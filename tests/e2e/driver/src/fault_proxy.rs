@@ -3,9 +3,11 @@
 //! forwards each request through a connection pool of its own, and injects the faults a
 //! scenario sets while it runs: a share of requests answered 429 or 500, or whose connection is
 //! dropped before the request goes on or after its answer came back (a write that landed
-//! though its client saw it fail); open watches cut, and the next watch of each resource asked
-//! from resourceVersion 1, older than anything the API server still holds, so the server itself
-//! answers 410 Gone, as after a compaction; bindings held until released; someone else's
+//! though its client saw it fail); open watches cut, and the next watch of each resource
+//! answered 410 Gone as the API server answers a watch from a compacted resourceVersion (the
+//! API server's own answer to an old version cannot be relied on: it serves some resources'
+//! old versions from etcd until etcd compacts them, every five minutes); bindings held until
+//! released; someone else's
 //! binding of a pod landing just before vc-scheduler's. A request goes on from a task of its
 //! own, so one its client gave up on still lands, as it does on a real server. Every binding's
 //! answer is recorded (no pod may be bound twice) and every injected fault counted (a scenario
@@ -342,9 +344,8 @@ impl FaultProxy {
     }
 
     /// Cuts the open watches (their streams end in an error, as when a connection drops) and
-    /// holds the next watch of each resource until `release_watches`, then asks it from
-    /// resourceVersion 1, which the API server answers with 410 Gone. Returns how many watches
-    /// were cut.
+    /// holds the next watch of each resource until `release_watches`, then answers it 410 Gone.
+    /// Returns how many watches were cut.
     pub fn expire_watches(&self) -> usize {
         *self.shared.expired.lock().expect("expired watches") = Some(HashSet::new());
         self.shared.watches_held.send_replace(true);
@@ -356,7 +357,7 @@ impl FaultProxy {
         open
     }
 
-    /// Lets the held watches go on (to their 410).
+    /// Lets the held watches have their 410.
     pub fn release_watches(&self) {
         self.shared.watches_held.send_replace(false);
     }
@@ -422,18 +423,27 @@ fn status_answer(code: StatusCode, reason: &str) -> Result<Response<ProxyBody>, 
     )?)
 }
 
-/// `path?query` with its resourceVersion set to 1.
-fn from_version_one(path_and_query: &str) -> String {
-    let Some((path, query)) = path_and_query.split_once('?') else {
-        return format!("{path_and_query}?resourceVersion=1");
-    };
-    let mut params: Vec<String> = query
+/// The answer the API server gives a watch from a resourceVersion it no longer holds (its
+/// watch cache's `too old resource version`): 200, then one ERROR event with a 410 Status.
+fn expired_answer(parts: &Parts) -> Result<Response<ProxyBody>, BoxError> {
+    let version = parts
+        .uri
+        .query()
+        .unwrap_or("")
         .split('&')
-        .filter(|p| !p.starts_with("resourceVersion="))
-        .map(str::to_string)
-        .collect();
-    params.push("resourceVersion=1".into());
-    format!("{path}?{}", params.join("&"))
+        .find_map(|p| p.strip_prefix("resourceVersion="))
+        .unwrap_or("0");
+    let event = json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1",
+        "metadata": {}, "status": "Failure", "reason": "Expired", "code": 410,
+        "message": format!("too old resource version: {version} (compacted by the e2e fault proxy)")}});
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .body(
+            Full::new(Bytes::from(format!("{event}\n")))
+                .map_err(|never| match never {})
+                .boxed(),
+        )?)
 }
 
 /// A watch's answer that ends in an error when the watches are cut.
@@ -458,39 +468,23 @@ async fn send_on(
     body: Bytes,
     kind: Kind,
 ) -> Result<Response<Incoming>, BoxError> {
-    let mut path_and_query = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_string();
-    match &kind {
-        Kind::Watch if shared.expires(parts.uri.path()) => {
-            shared
-                .watches_held
-                .subscribe()
-                .wait_for(|held| !held)
-                .await?;
-            path_and_query = from_version_one(&path_and_query);
-            shared.count("watch expired");
+    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    if let Kind::Binding { namespace, pod } = &kind {
+        let mut held = shared.bindings_held.subscribe();
+        if *held.borrow() {
+            shared.waiting_bindings.fetch_add(1, Ordering::SeqCst);
+            shared.count("binding held");
+            let released = held.wait_for(|held| !held).await.map(|_| ());
+            shared.waiting_bindings.fetch_sub(1, Ordering::SeqCst);
+            released?;
         }
-        Kind::Binding { namespace, pod } => {
-            let mut held = shared.bindings_held.subscribe();
-            if *held.borrow() {
-                shared.waiting_bindings.fetch_add(1, Ordering::SeqCst);
-                shared.count("binding held");
-                let released = held.wait_for(|held| !held).await.map(|_| ());
-                shared.waiting_bindings.fetch_sub(1, Ordering::SeqCst);
-                released?;
-            }
-            if let Some((k, steal)) = shared.steal_number() {
-                steal(k, namespace.clone(), pod.clone())
-                    .await
-                    .map_err(|e| BoxError::from(format!("{e:#}")))?;
-                shared.count("binding stolen");
-                shared.stolen.lock().expect("stolen").push(pod.clone());
-            }
+        if let Some((k, steal)) = shared.steal_number() {
+            steal(k, namespace.clone(), pod.clone())
+                .await
+                .map_err(|e| BoxError::from(format!("{e:#}")))?;
+            shared.count("binding stolen");
+            shared.stolen.lock().expect("stolen").push(pod.clone());
         }
-        _ => {}
     }
     let mut upstream = Request::builder()
         .method(parts.method)
@@ -554,6 +548,15 @@ async fn handle(
         Some(Fault::Dropped) => return Err("connection dropped by the e2e fault proxy".into()),
         Some(Fault::AnswerLost) | None => {}
     }
+    if kind == Kind::Watch && shared.expires(parts.uri.path()) {
+        shared
+            .watches_held
+            .subscribe()
+            .wait_for(|held| !held)
+            .await?;
+        shared.count("watch expired");
+        return expired_answer(&parts);
+    }
     let cut = (kind == Kind::Watch).then(|| shared.cut.subscribe());
     let answer = tokio::spawn(send_on(shared, parts, body, kind)).await??;
     if fault == Some(Fault::AnswerLost) {
@@ -612,12 +615,24 @@ mod tests {
     }
 
     #[test]
-    fn an_expired_watch_is_asked_from_version_one() {
-        assert_eq!(
-            from_version_one(
-                "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=4242&watch=true"
-            ),
-            "/api/v1/pods?allowWatchBookmarks=true&watch=true&resourceVersion=1"
+    fn an_expired_watch_is_answered_as_the_api_server_does() {
+        let p = parts(
+            Method::GET,
+            "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=4242&watch=true",
+        );
+        let answer = expired_answer(&p).unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        let body = futures::executor::block_on(answer.into_body().collect())
+            .unwrap()
+            .to_bytes();
+        let event: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(event["type"], "ERROR");
+        assert_eq!(event["object"]["code"], 410);
+        assert!(
+            event["object"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("too old resource version: 4242 ")
         );
     }
 
