@@ -17,6 +17,8 @@ pub const CHART_CONF: &str = "actions: \"enqueue, allocate, backfill\"\ntiers:\n
 pub struct Ctx {
     pub env: Env,
     pub cluster: Cluster,
+    /// vc-scheduler's service account token.
+    pub token: String,
 }
 
 impl Ctx {
@@ -60,7 +62,11 @@ impl Ctx {
             env.work.join("scheduler.kubeconfig"),
             env.token_kubeconfig(&token),
         )?;
-        Ok(Ctx { env, cluster })
+        Ok(Ctx {
+            env,
+            cluster,
+            token,
+        })
     }
 
     /// Writes `text` as `<work>/<dir>/volcano-scheduler.conf` (atomically, as a ConfigMap
@@ -84,6 +90,24 @@ impl Ctx {
     ) -> Result<SchedulerProc> {
         let mut args = chart_args(&conf.display().to_string());
         args.extend(extra.iter().map(|s| s.to_string()));
-        SchedulerProc::start(&self.env, name, &args)
+        SchedulerProc::start(
+            &self.env,
+            name,
+            &args,
+            &self.env.work.join("scheduler.kubeconfig"),
+        )
+    }
+
+    /// Starts vc-scheduler as `scheduler` does, with another kubeconfig (a fault proxy's).
+    pub fn scheduler_with_kubeconfig(
+        &self,
+        name: &str,
+        conf: &std::path::Path,
+        extra: &[&str],
+        kubeconfig: &std::path::Path,
+    ) -> Result<SchedulerProc> {
+        let mut args = chart_args(&conf.display().to_string());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        SchedulerProc::start(&self.env, name, &args, kubeconfig)
     }
 }

@@ -1,6 +1,6 @@
 //! What `tests/e2e/run` hands the driver: the API server's address, certificates, the
-//! vc-scheduler binary, deploy/, helm, kwok, a work directory and the script that (re)starts
-//! the server.
+//! vc-scheduler binary, deploy/, helm, kwok, a work directory and the scripts that (re)start
+//! the API server and etcd.
 
 use std::path::PathBuf;
 
@@ -17,6 +17,7 @@ pub struct Env {
     pub helm: PathBuf,
     pub kwok: PathBuf,
     pub apiserver_start: PathBuf,
+    pub etcd_start: PathBuf,
     pub versions: String,
 }
 
@@ -35,6 +36,7 @@ impl Env {
             helm: var("TEPHRA_E2E_HELM")?.into(),
             kwok: var("TEPHRA_E2E_KWOK")?.into(),
             apiserver_start: var("TEPHRA_E2E_APISERVER_START")?.into(),
+            etcd_start: var("TEPHRA_E2E_ETCD_START")?.into(),
             versions: var("TEPHRA_E2E_VERSIONS").unwrap_or_default(),
         })
     }
@@ -50,9 +52,14 @@ impl Env {
 
     /// A kubeconfig for vc-scheduler: its service account's token, nothing more.
     pub fn token_kubeconfig(&self, token: &str) -> String {
+        self.token_kubeconfig_at(&self.server, token)
+    }
+
+    /// The same for another address that serves the API server's certificate (a proxy).
+    pub fn token_kubeconfig_at(&self, server: &str, token: &str) -> String {
         format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: {}\n    certificate-authority: {}/ca.crt\nusers:\n- name: volcano-scheduler\n  user:\n    token: {token}\ncontexts:\n- name: e2e\n  context: {{cluster: e2e, user: volcano-scheduler}}\ncurrent-context: e2e\n",
-            self.server,
+            server,
             self.certs.display()
         )
     }

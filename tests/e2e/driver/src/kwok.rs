@@ -224,20 +224,33 @@ pub async fn fake_nodes(
     cpu: &str,
     memory: &str,
 ) -> Result<()> {
+    let names: Vec<String> = (0..n).map(|i| format!("{prefix}-{i}")).collect();
+    let resources = json!({"cpu": cpu, "memory": memory, "pods": "110"});
+    fake_nodes_with(cluster, prefix, &names, &json!({}), &resources).await
+}
+
+/// Ready nodes `names` for kwok, labelled `e2e=<label>`, with `spec` (taints, say) and
+/// `resources` allocatable.
+pub async fn fake_nodes_with(
+    cluster: &Cluster,
+    label: &str,
+    names: &[String],
+    spec: &serde_json::Value,
+    resources: &serde_json::Value,
+) -> Result<()> {
     let api: Api<Node> = Api::all(cluster.client.clone());
-    futures::stream::iter(0..n)
-        .map(|i| {
+    futures::stream::iter(names.to_vec())
+        .map(|name| {
             let api = api.clone();
             async move {
-                let name = format!("{prefix}-{i}");
                 let labels: BTreeMap<&str, &str> =
-                    [("e2e", prefix), ("kubernetes.io/hostname", &name)].into();
+                    [("e2e", label), ("kubernetes.io/hostname", &name)].into();
                 let annotations: BTreeMap<&str, &str> = [FAKE_NODE].into();
                 cluster
                     .create(&json!({"apiVersion": "v1", "kind": "Node",
-                        "metadata": {"name": name, "labels": labels, "annotations": annotations}}))
+                        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+                        "spec": spec}))
                     .await?;
-                let resources = json!({"cpu": cpu, "memory": memory, "pods": "110"});
                 let status = json!({"status": {"capacity": resources, "allocatable": resources,
                     "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                         "message": "kwok node"}]}});

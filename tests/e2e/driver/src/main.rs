@@ -7,6 +7,7 @@ mod bind_times;
 mod cluster;
 mod ctx;
 mod env;
+mod fault_proxy;
 mod history;
 mod kwok;
 mod proc;

@@ -47,19 +47,21 @@ pub struct SchedulerProc {
 }
 
 impl SchedulerProc {
-    /// Starts vc-scheduler with `args` (later flags win over the chart's), the service
-    /// account kubeconfig and free ports.
-    pub fn start(env: &Env, name: &str, args: &[String]) -> Result<SchedulerProc> {
+    /// Starts vc-scheduler with `args` (later flags win over the chart's), `kubeconfig` and
+    /// free ports.
+    pub fn start(
+        env: &Env,
+        name: &str,
+        args: &[String],
+        kubeconfig: &std::path::Path,
+    ) -> Result<SchedulerProc> {
         let metrics_port = free_port()?;
         let healthz_port = free_port()?;
         let log = env.work.join(format!("{name}.log"));
         let out = std::fs::File::create(&log)?;
         let child = Command::new(&env.vc_scheduler)
             .args(args)
-            .arg(format!(
-                "--kubeconfig={}",
-                env.work.join("scheduler.kubeconfig").display()
-            ))
+            .arg(format!("--kubeconfig={}", kubeconfig.display()))
             .arg(format!("--listen-address=127.0.0.1:{metrics_port}"))
             .arg(format!("--healthz-address=127.0.0.1:{healthz_port}"))
             .arg(format!("--cache-dump-dir={}", env.work.display()))

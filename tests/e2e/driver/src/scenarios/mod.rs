@@ -2,6 +2,7 @@
 
 mod bench_kwok;
 mod bench_startup;
+mod chaos;
 mod cli;
 mod deviceshare_gpu;
 mod gang;
@@ -66,6 +67,11 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("sharding-reshard", |c| Box::pin(sharding::run_reshard(c))),
     ("throughput", |c| Box::pin(throughput::run(c))),
     ("kwok-smoke", |c| Box::pin(kwok_smoke::run(c))),
+    ("chaos-leader-kill", |c| Box::pin(chaos::leader_kill(c))),
+    ("chaos-etcd-restart", |c| Box::pin(chaos::etcd_restart(c))),
+    ("chaos-watch-expired", |c| Box::pin(chaos::watch_expired(c))),
+    ("chaos-api-errors", |c| Box::pin(chaos::api_errors(c))),
+    ("chaos-bind-conflict", |c| Box::pin(chaos::bind_conflict(c))),
 ];
 
 /// Scenarios run only when named: benchmarks too long for the suite.

@@ -132,7 +132,8 @@ fn start(ctx: &Ctx, chart: &Rendered) -> Result<SchedulerProc> {
             .any(|a| a.starts_with("--scheduler-conf=") && a.contains(&*dir.to_string_lossy())),
         "the chart's --scheduler-conf is not under its ConfigMap's mount {mount}: {args:?}"
     );
-    SchedulerProc::start(&ctx.env, "volcano-chart", &args)
+    let kubeconfig = ctx.env.work.join("scheduler.kubeconfig");
+    SchedulerProc::start(&ctx.env, "volcano-chart", &args, &kubeconfig)
 }
 
 /// `args` with the pod's mount directory `mount` replaced by `dir`.
