@@ -142,6 +142,10 @@ pub struct E2eRecord {
     /// in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_writes: Option<BTreeMap<String, f64>>,
+    /// The pods each scheduler bound, by scheduler (one entry per vc-scheduler process; several
+    /// when sharded); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binds_by_scheduler: Option<BTreeMap<String, u64>>,
 }
 
 /// Percentiles of a distribution.

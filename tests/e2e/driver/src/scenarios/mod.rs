@@ -1,9 +1,12 @@
 //! The scenarios, one file each, in the order they run.
 
 mod bench_kwok;
+mod bind_watch;
+mod binds;
 mod cli;
 mod deviceshare_gpu;
 mod gang;
+mod gang_stream;
 mod hyper_node;
 mod kwok_smoke;
 mod leader;
