@@ -1,6 +1,7 @@
 //! The scenarios, one file each, in the order they run.
 
 mod bench_kwok;
+mod bench_scaleout;
 mod bind_watch;
 mod binds;
 mod cli;
@@ -77,6 +78,12 @@ pub const ON_REQUEST: &[(&str, Scenario)] = &[
     }),
     ("bench-kwok-short", |c| {
         Box::pin(bench_kwok::run(c, bench_kwok::SHORT))
+    }),
+    ("bench-scaleout", |c| {
+        Box::pin(bench_scaleout::run(c, bench_scaleout::FULL))
+    }),
+    ("bench-scaleout-short", |c| {
+        Box::pin(bench_scaleout::run(c, bench_scaleout::SHORT))
     }),
 ];
 
