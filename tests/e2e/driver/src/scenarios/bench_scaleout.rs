@@ -51,12 +51,16 @@ pub const SHORT: Size = Size {
 
 pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
     let result = body(ctx, size).await;
+    result.and(clean(ctx).await)
+}
+
+/// Removes what the run made, whatever its outcome.
+async fn clean(ctx: &Ctx) -> Result<()> {
     for ns in [SINGLE_NS, SHARDED_NS, CEILING_NS] {
-        ctx.cluster.clear_namespace(ns).await?;
+        ctx.cluster.clear_large_namespace(ns).await?;
     }
     ctx.cluster.delete_nodes(NODE_PREFIX).await?;
-    delete_shards(ctx, &SHARDS).await?;
-    result
+    delete_shards(ctx, &SHARDS).await
 }
 
 /// The nodes of each shard: `SHARDS` split `prefix-0..n` in contiguous thirds.
@@ -183,7 +187,8 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     )
     .await?;
     single.stop().await?;
-    ctx.cluster.clear_namespace(SINGLE_NS).await?;
+    append_history(ctx, &size, ceiling, &single_label, &single)?;
+    ctx.cluster.clear_large_namespace(SINGLE_NS).await?;
 
     let sharded_label = format!("{tag}/sharded");
     let mut sharded = play(
@@ -212,22 +217,31 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     check_shards(&sharded, &shards)?;
     sharded.stop().await?;
     kwok.stop().await?;
-
+    append_history(ctx, &size, ceiling, &sharded_label, &sharded)?;
     print_table(
         &size,
         ceiling,
         &[("single", &single), ("sharded", &sharded)],
     );
-    for (label, played) in [(&single_label, &single), (&sharded_label, &sharded)] {
-        for part in [&played.burst, &played.rate] {
-            let record = part.record(label, &size, ceiling, played.catch_up_s);
-            if let Some(path) = history::append_if_asked(&ctx.env, record)? {
-                println!(
-                    "       {tag}: {label}/{} record appended to {}",
-                    part.name,
-                    path.display()
-                );
-            }
+    Ok(())
+}
+
+/// Appends a record per part of one setup to the history, when asked.
+fn append_history(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    label: &str,
+    played: &Played,
+) -> Result<()> {
+    for part in [&played.burst, &played.rate] {
+        let record = part.record(label, size, ceiling, played.catch_up_s);
+        if let Some(path) = history::append_if_asked(&ctx.env, record)? {
+            println!(
+                "       {label}: {} record appended to {}",
+                part.name,
+                path.display()
+            );
         }
     }
     Ok(())
