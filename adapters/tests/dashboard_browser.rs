@@ -226,6 +226,7 @@ fn every_kind(dir: &Path) {
             api_writes: None,
             running_pods: None,
             caches_synced_s: None,
+            binds_by_scheduler: None,
         };
         append_record(&e2e, &record).expect("append e2e");
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {

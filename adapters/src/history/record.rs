@@ -150,6 +150,10 @@ pub struct E2eRecord {
     /// (`bench-startup`); absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caches_synced_s: Option<f64>,
+    /// The pods each scheduler bound, by scheduler (one entry per vc-scheduler process; several
+    /// when sharded); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binds_by_scheduler: Option<BTreeMap<String, u64>>,
 }
 
 /// Percentiles of a distribution.

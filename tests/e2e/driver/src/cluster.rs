@@ -259,6 +259,24 @@ impl Cluster {
         Ok(())
     }
 
+    /// Deletes the namespace's pods one by one, a few at a time, then its PodGroups: a
+    /// collection delete of tens of thousands of pods outlasts the API server's request
+    /// timeout on a busy machine, and the server drops the connection.
+    pub async fn clear_large_namespace(&self, ns: &str) -> Result<()> {
+        let names: Vec<String> = self
+            .pods(ns)
+            .await?
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        futures::stream::iter(names)
+            .map(|name| async move { self.delete_pod(ns, &name).await })
+            .buffer_unordered(CREATE_CONCURRENCY)
+            .try_collect::<Vec<_>>()
+            .await?;
+        self.clear_namespace(ns).await
+    }
+
     pub async fn namespace(&self, ns: &str) -> Result<()> {
         self.create(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
             .await

@@ -3,7 +3,6 @@
 //! ends with `N passed, M failed`.
 
 mod api_writes;
-mod bind_times;
 mod cluster;
 mod ctx;
 mod env;

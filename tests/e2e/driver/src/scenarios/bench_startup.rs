@@ -16,10 +16,10 @@ use kube::api::{Api, ListParams};
 use serde_json::json;
 use tephra_adapters::history::E2eRecord;
 
+use super::bind_watch::BindWatch;
 use super::cleaning;
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
 use crate::api_writes::api_writes;
-use crate::bind_times::BindTimes;
 use crate::cluster::{Cluster, pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::history;
@@ -159,6 +159,9 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         size.running_gangs,
         t.elapsed().as_secs_f64()
     );
+    let names: Vec<String> = (0..PENDING_GANGS)
+        .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("p{g}-{i}")))
+        .collect();
     let mut objects = Vec::new();
     for g in 0..PENDING_GANGS {
         let name = format!("p{g}");
@@ -168,10 +171,10 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         );
     }
     ctx.cluster.create_all(objects).await?;
-    let pending = PENDING_GANGS * GANG_SIZE;
+    let pending = names.len();
 
     let conf = ctx.write_conf(tag, CHART_CONF)?;
-    let (times, watch) = BindTimes::start(&ctx.cluster, PENDING_NS);
+    let mut watch = BindWatch::start(&ctx.cluster, PENDING_NS);
     let start = Instant::now();
     let mut s = ctx.scheduler(tag, &conf, &[&format!("--node-selector=e2e:{NODE_PREFIX}")])?;
     let mut synced = None;
@@ -179,11 +182,12 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         if synced.is_none() && s.log_text().contains("caches synced") {
             synced = Some(start.elapsed());
         }
-        let bound = times.all();
+        let bound = watch.bound(&names);
         if bound.len() == pending {
             break bound;
         }
         s.check_alive()?;
+        watch.check_alive()?;
         ensure!(
             start.elapsed() < size.timeout,
             "{} of {pending} pending pods bound {:?} after vc-scheduler started",
@@ -192,7 +196,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    watch.abort();
+    drop(watch);
     let first = bound.iter().min().map_or(Duration::ZERO, |t| *t - start);
     let last = bound.iter().max().map_or(Duration::ZERO, |t| *t - start);
     let synced = synced.unwrap_or(last);
@@ -228,6 +232,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         first_bind_s: Some(first.as_secs_f64()),
         last_bind_s: Some(last.as_secs_f64()),
         api_writes: Some(writes),
+        binds_by_scheduler: None,
         running_pods: Some(running_pods as u32),
         caches_synced_s: Some(synced.as_secs_f64()),
     })?;

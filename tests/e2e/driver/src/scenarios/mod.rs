@@ -1,11 +1,15 @@
 //! The scenarios, one file each, in the order they run.
 
 mod bench_kwok;
+mod bench_scaleout;
 mod bench_startup;
+mod bind_watch;
+mod binds;
 mod chaos;
 mod cli;
 mod deviceshare_gpu;
 mod gang;
+mod gang_stream;
 mod hyper_node;
 mod kwok_smoke;
 mod leader;
@@ -87,6 +91,12 @@ pub const ON_REQUEST: &[(&str, Scenario)] = &[
     }),
     ("bench-startup-short", |c| {
         Box::pin(bench_startup::run(c, bench_startup::SHORT))
+    }),
+    ("bench-scaleout", |c| {
+        Box::pin(bench_scaleout::run(c, bench_scaleout::FULL))
+    }),
+    ("bench-scaleout-short", |c| {
+        Box::pin(bench_scaleout::run(c, bench_scaleout::SHORT))
     }),
 ];
 

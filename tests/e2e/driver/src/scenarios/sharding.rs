@@ -6,12 +6,13 @@
 //! schedulers only once its old scheduler reports it gave it up, and no pod is lost or bound
 //! twice.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 use serde_json::{Value, json};
 
+use super::binds::bound_once;
 use super::{cleaning, placements, wait_bound};
 use crate::cluster::{pod, pod_group, wait_for};
 use crate::ctx::{CHART_CONF, Ctx};
@@ -38,7 +39,7 @@ fn node_shard(name: &str, nodes: &[&str]) -> Value {
 
 /// Creates or rewrites the NodeShards, as the sharding controller would (once the API server
 /// serves the kind, which the context applied last).
-async fn set_shards(ctx: &Ctx, shards: &[(&str, &[&str])]) -> Result<()> {
+pub(super) async fn set_shards(ctx: &Ctx, shards: &[(&str, &[&str])]) -> Result<()> {
     wait_for(
         "NodeShards to be served",
         Duration::from_secs(60),
@@ -65,7 +66,7 @@ async fn set_shards(ctx: &Ctx, shards: &[(&str, &[&str])]) -> Result<()> {
     Ok(())
 }
 
-async fn delete_shards(ctx: &Ctx, names: &[&str]) -> Result<()> {
+pub(super) async fn delete_shards(ctx: &Ctx, names: &[&str]) -> Result<()> {
     for name in names {
         ctx.cluster.delete(SHARD_API, "NodeShard", "", name).await?;
     }
@@ -110,57 +111,6 @@ fn sharded(mode: &str, shard: &str, nodes: &str) -> [String; 3] {
 fn start(ctx: &Ctx, name: &str, conf: &std::path::Path, flags: &[String]) -> Result<SchedulerProc> {
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     ctx.scheduler(name, conf, &flags)
-}
-
-/// The binds a scheduler made, from its log: pod → node, in the order made.
-fn binds_of(s: &SchedulerProc, ns: &str) -> Vec<(String, String)> {
-    s.log_text()
-        .lines()
-        .filter_map(|line| {
-            let rest = &line[line.find("bound ")? + "bound ".len()..];
-            let mut words = rest.split_whitespace();
-            let pod = words.next()?.strip_prefix(&format!("{ns}/"))?;
-            (words.next()? == "to").then_some(())?;
-            Some((pod.to_string(), words.next()?.to_string()))
-        })
-        .collect()
-}
-
-/// Every pod of `ns` bound exactly once over all schedulers' logs, to the node the API holds;
-/// the binds by scheduler.
-async fn bound_once(
-    ctx: &Ctx,
-    ns: &str,
-    schedulers: &[&SchedulerProc],
-) -> Result<BTreeMap<String, Vec<(String, String)>>> {
-    let placed = placements(ctx, ns).await?;
-    let mut by_pod: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut by_scheduler = BTreeMap::new();
-    for s in schedulers {
-        let binds = binds_of(s, ns);
-        for (pod, node) in &binds {
-            by_pod
-                .entry(pod.clone())
-                .or_default()
-                .push(format!("{} to {node}", s.name));
-            ensure!(
-                placed.get(pod) == Some(node),
-                "{} bound {pod} to {node}, the API holds {:?}",
-                s.name,
-                placed.get(pod)
-            );
-        }
-        by_scheduler.insert(s.name.clone(), binds);
-    }
-    for (pod, node) in &placed {
-        match by_pod.get(pod).map(Vec::as_slice) {
-            Some([_]) => {}
-            None if node.is_empty() => bail!("{pod} is still pending"),
-            None => bail!("{pod} is bound to {node} but no scheduler logged the bind"),
-            Some(many) => bail!("{pod} was bound more than once: {many:?}"),
-        }
-    }
-    Ok(by_scheduler)
 }
 
 fn job(ns: &str, name: &str, pods: usize, min: i32, cpu: &str) -> Vec<Value> {

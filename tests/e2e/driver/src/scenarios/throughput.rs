@@ -11,9 +11,9 @@ use anyhow::{Result, ensure};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::json;
 
+use super::bind_watch::BindWatch;
 use super::cleaning;
 use crate::api_writes::{api_writes, count};
-use crate::bind_times::BindTimes;
 use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::history;
@@ -97,16 +97,20 @@ async fn body(ctx: &Ctx) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
     let conf = ctx.write_conf("throughput", CHART_CONF)?;
-    let (times, watch) = BindTimes::start(&ctx.cluster, NS);
+    let mut watch = BindWatch::start(&ctx.cluster, NS);
     let start = Instant::now();
     let mut s = ctx.scheduler("throughput", &conf, &["--node-selector=e2e:tp"])?;
     let n = GANGS * GANG_SIZE;
+    let names: Vec<String> = (0..GANGS)
+        .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
+        .collect();
     let bound = loop {
-        let bound = times.all();
+        let bound = watch.bound(&names);
         if bound.len() == n {
             break bound;
         }
         s.check_alive()?;
+        watch.check_alive()?;
         ensure!(
             start.elapsed() < Duration::from_secs(300),
             "only {} of {n} pods bound after 300s",
@@ -114,7 +118,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    watch.abort();
+    drop(watch);
     let first = bound.iter().min().map_or(Duration::ZERO, |t| *t - start);
     let total = bound.iter().max().map_or(Duration::ZERO, |t| *t - start);
     // Status writes run off the critical path: they have caught up when every PodGroup is
@@ -213,6 +217,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         api_writes: Some(ours.clone()),
         running_pods: None,
         caches_synced_s: None,
+        binds_by_scheduler: None,
     })?;
     if let Some(path) = appended {
         println!("       throughput: record appended to {}", path.display());

@@ -1,0 +1,494 @@
+//! The arriving gangs of the kwok benchmarks (`bench-kwok`, `bench-scaleout`): a burst of gangs
+//! of 10 waits when the schedulers start; then gangs arrive at a fixed rate, while kwok runs
+//! each pod for a while and finishes it, so the cluster churns. `play` runs the stream in one
+//! namespace against schedulers its caller starts, checks that every pod was bound once and no
+//! node held more than it has room for, and returns each part's figures: pods bound per second,
+//! creation to bound p50/p90/p99 (the driver's create call to the bind arriving on its watch),
+//! the first and last bind, the schedulers' API writes and binds.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, ensure};
+use serde_json::json;
+use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
+
+use super::bind_watch::BindWatch;
+use super::binds::{bound_once, refused_of};
+use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
+use crate::api_writes::api_writes;
+use crate::cluster::{Cluster, pod, pod_group};
+use crate::ctx::Ctx;
+use crate::kwok::{KwokProc, RUN_FOR, fake_nodes};
+use crate::proc::SchedulerProc;
+
+pub const GANG_SIZE: usize = 10;
+/// A node's CPUs; every pod asks for one, so this is also the most pods a node may hold.
+const NODE_CPUS: usize = 8;
+const NODE_MEMORY: &str = "32Gi";
+/// Gangs of the fixed-rate part being created at once, at most: where the API server falls
+/// behind the rate, more would pile up requests until it drops connections.
+const CREATING_AT_ONCE: usize = 16;
+
+/// A run's size.
+#[derive(Debug, Clone, Copy)]
+pub struct Size {
+    pub name: &'static str,
+    pub nodes: usize,
+    /// Gangs created before the schedulers start.
+    pub burst_gangs: usize,
+    /// Gangs created afterwards at `rate_pods_per_s`.
+    pub rate_gangs: usize,
+    pub rate_pods_per_s: f64,
+    /// How long kwok runs each pod before it succeeds (a Go duration).
+    pub run_for: &'static str,
+    /// The longest wait for a part's binds.
+    pub timeout: Duration,
+}
+
+impl Size {
+    fn burst_pods(&self) -> usize {
+        self.burst_gangs * GANG_SIZE
+    }
+}
+
+/// Makes the run's Ready kwok nodes, `prefix-0..n`.
+pub async fn make_nodes(ctx: &Ctx, size: &Size, prefix: &str) -> Result<()> {
+    let t = Instant::now();
+    let cpus = NODE_CPUS.to_string();
+    fake_nodes(&ctx.cluster, prefix, size.nodes, &cpus, NODE_MEMORY).await?;
+    println!(
+        "       {}: {} kwok nodes created in {:.1}s",
+        size.name,
+        size.nodes,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The API server's binding ceiling with a plain client, over as many pods as the burst has,
+/// in namespace `ns`; bound to nodes that do not exist, so kwok leaves them alone (the same
+/// API work).
+pub async fn ceiling(ctx: &Ctx, size: &Size, ns: &str) -> Result<f64> {
+    let ceiling = binding_ceiling(ctx, ns, size.burst_pods(), |i| format!("ceiling-{i}")).await?;
+    println!(
+        "       {}: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s",
+        size.name
+    );
+    Ok(ceiling)
+}
+
+/// The objects of gang `g` in `ns`: its PodGroup and pods.
+fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
+    let name = format!("g{g}");
+    let mut objects = vec![pod_group(ns, &name, "default", GANG_SIZE as i32)];
+    objects.extend((0..GANG_SIZE).map(|i| {
+        let mut p = pod(ns, &format!("{name}-{i}"), &name, "1", "1Gi");
+        p["metadata"]["annotations"][RUN_FOR] = json!(run_for);
+        p
+    }));
+    objects
+}
+
+fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
+    gangs
+        .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
+        .collect()
+}
+
+/// Creates gang `g`; returns when its pods were sent.
+async fn create_gang(cluster: Cluster, ns: String, g: usize, run_for: &str) -> Result<Instant> {
+    let mut objects = gang(&ns, g, run_for);
+    let pods = objects.split_off(1);
+    cluster.create_all(objects).await?;
+    let sent = Instant::now();
+    cluster.create_all(pods).await?;
+    Ok(sent)
+}
+
+/// Waits until every pod of `pods` is bound; fails after `timeout` or when a process or the
+/// watch ends.
+async fn wait_bound(
+    watch: &mut BindWatch,
+    pods: &[String],
+    timeout: Duration,
+    schedulers: &mut [SchedulerProc],
+    kwok: &mut KwokProc,
+) -> Result<Vec<Instant>> {
+    let start = Instant::now();
+    loop {
+        let bound = watch.bound(pods);
+        if bound.len() == pods.len() {
+            return Ok(bound);
+        }
+        for s in schedulers.iter_mut() {
+            s.check_alive()?;
+        }
+        kwok.check_alive()?;
+        watch.check_alive()?;
+        ensure!(
+            start.elapsed() < timeout,
+            "only {} of {} pods bound after {timeout:?}",
+            bound.len(),
+            pods.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The `q` quantile of `sorted` milliseconds (nearest rank).
+fn rank(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[i - 1]
+}
+
+fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
+    if ms.is_empty() {
+        return None;
+    }
+    ms.sort_by(f64::total_cmp);
+    Some(Quantiles {
+        p50: rank(&ms, 0.5),
+        p90: rank(&ms, 0.9),
+        p99: rank(&ms, 0.99),
+    })
+}
+
+/// Writes of `after` less those of `before`, by kind.
+fn writes_between(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, f64> {
+    after
+        .iter()
+        .map(|(k, n)| (k.clone(), n - before.get(k).copied().unwrap_or(0.0)))
+        .filter(|(_, n)| *n > 0.0)
+        .collect()
+}
+
+/// The API writes of all `schedulers` together, by kind.
+async fn writes_of(schedulers: &[SchedulerProc]) -> Result<BTreeMap<String, f64>> {
+    let mut sum = BTreeMap::new();
+    for s in schedulers {
+        for (what, n) in api_writes(&s.http_get("/metrics").await?) {
+            *sum.entry(what).or_default() += n;
+        }
+    }
+    Ok(sum)
+}
+
+/// One part of the stream: its figures.
+pub struct Part {
+    /// `burst` or `rate`.
+    pub name: &'static str,
+    pub pods: usize,
+    /// When the part's clock starts: the schedulers' start for the burst, the first creation
+    /// for the fixed rate.
+    from: Instant,
+    created: Vec<Instant>,
+    bound: Vec<Instant>,
+    writes: BTreeMap<String, f64>,
+    /// The part's pods each scheduler bound, by scheduler.
+    pub binds: BTreeMap<String, u64>,
+    /// The part's bindings the API server refused, over all schedulers.
+    pub refused: usize,
+}
+
+impl Part {
+    fn first(&self) -> Duration {
+        self.bound
+            .iter()
+            .min()
+            .map_or(Duration::ZERO, |t| *t - self.from)
+    }
+
+    fn last(&self) -> Duration {
+        self.bound
+            .iter()
+            .max()
+            .map_or(Duration::ZERO, |t| *t - self.from)
+    }
+
+    /// Pods bound per second from the part's start to its last bind.
+    pub fn pods_per_s(&self) -> f64 {
+        self.pods as f64 / self.last().as_secs_f64().max(1e-3)
+    }
+
+    /// Pods bound per second from the part's first bind to its last.
+    fn binding_pods_per_s(&self) -> f64 {
+        self.pods as f64 / (self.last() - self.first()).as_secs_f64().max(1e-3)
+    }
+
+    pub fn creation_to_bound(&self) -> Option<Quantiles> {
+        let ms = self
+            .created
+            .iter()
+            .zip(&self.bound)
+            .map(|(c, b)| b.saturating_duration_since(*c).as_secs_f64() * 1000.0)
+            .collect();
+        quantiles(ms)
+    }
+
+    fn print(&self, label: &str, ceiling: f64) {
+        let name = self.name;
+        let rate = self.pods_per_s();
+        println!(
+            "       {label}: {name}: {} pods bound {:.1}s after the start ({rate:.0} pods/s, {:.0}% of the ceiling); first bind at {:.2}s, binds ran {:.1}s ({:.0} pods/s)",
+            self.pods,
+            self.last().as_secs_f64(),
+            100.0 * rate / ceiling,
+            self.first().as_secs_f64(),
+            (self.last() - self.first()).as_secs_f64(),
+            self.binding_pods_per_s(),
+        );
+        if let Some(q) = self.creation_to_bound() {
+            println!(
+                "       {label}: {name}: creation to bound p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms",
+                q.p50, q.p90, q.p99
+            );
+        }
+        let binds: Vec<String> = self.binds.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        println!(
+            "       {label}: {name}: binds by scheduler: {}; refused by the API server: {}",
+            binds.join(", "),
+            self.refused
+        );
+        for (what, n) in &self.writes {
+            println!(
+                "       {label}: {name}:   {what:<24} {n:>7} ({:.2} per pod)",
+                n / self.pods as f64
+            );
+        }
+    }
+
+    /// The part's history record, scenario `<label>/<part>`, made once where and when are
+    /// known.
+    pub fn record(
+        &self,
+        label: &str,
+        size: &Size,
+        ceiling: f64,
+        catch_up: f64,
+    ) -> impl FnOnce(Provenance) -> E2eRecord + use<> {
+        let scenario = format!("{label}/{}", self.name);
+        let (nodes, pods) = (size.nodes as u32, self.pods as u32);
+        let (pods_per_s, binding_pods_per_s) = (self.pods_per_s(), self.binding_pods_per_s());
+        let creation_to_bound_ms = self.creation_to_bound();
+        let (first, last) = (self.first().as_secs_f64(), self.last().as_secs_f64());
+        let writes = self.writes.clone();
+        let binds = self.binds.clone();
+        move |provenance| E2eRecord {
+            provenance,
+            scenario,
+            nodes,
+            pods,
+            pods_per_s,
+            binding_pods_per_s,
+            api_ceiling_pods_per_s: ceiling,
+            api_ceiling_concurrency: CEILING_CONCURRENCY as u32,
+            status_catch_up_s: catch_up,
+            creation_to_bound_ms,
+            first_bind_s: Some(first),
+            last_bind_s: Some(last),
+            api_writes: Some(writes),
+            binds_by_scheduler: Some(binds),
+            running_pods: None,
+            caches_synced_s: None,
+        }
+    }
+}
+
+/// What `play` leaves: the schedulers, still running, their binds, and the two parts.
+pub struct Played {
+    pub schedulers: Vec<SchedulerProc>,
+    /// Scheduler → the pods it bound and where.
+    pub binds: BTreeMap<String, Vec<(String, String)>>,
+    pub burst: Part,
+    pub rate: Part,
+    /// Seconds after the last bind until every PodGroup was Running or Completed.
+    pub catch_up_s: f64,
+}
+
+impl Played {
+    /// Stops the schedulers.
+    pub async fn stop(&mut self) -> Result<()> {
+        for s in &mut self.schedulers {
+            s.stop().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Seconds until the `groups` PodGroups of `ns` are Running or Completed as the API holds them.
+async fn status_catch_up(ctx: &Ctx, ns: &str, groups: usize, timeout: Duration) -> Result<f64> {
+    let start = Instant::now();
+    loop {
+        let settled = ctx
+            .cluster
+            .pod_groups(ns)
+            .await?
+            .iter()
+            .filter(|pg| {
+                let phase = pg.pointer("/status/phase").and_then(|p| p.as_str());
+                matches!(phase, Some("Running" | "Completed"))
+            })
+            .count();
+        if settled == groups {
+            return Ok(start.elapsed().as_secs_f64());
+        }
+        ensure!(
+            start.elapsed() < timeout,
+            "{settled} of {groups} PodGroups Running or Completed after {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Creates the fixed-rate gangs of `gangs` in `ns` at `size`'s rate; returns each pod's
+/// creation time, in the order of `pod_names(gangs)`.
+async fn create_at_rate(
+    ctx: &Ctx,
+    label: &str,
+    ns: &str,
+    size: &Size,
+    gangs: std::ops::Range<usize>,
+) -> Result<Vec<Instant>> {
+    let period = Duration::from_secs_f64(GANG_SIZE as f64 / size.rate_pods_per_s);
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let slots = Arc::new(tokio::sync::Semaphore::new(CREATING_AT_ONCE));
+    let start = Instant::now();
+    let mut creating = Vec::new();
+    for g in gangs {
+        ticker.tick().await;
+        let slot = slots.clone().acquire_owned().await?;
+        let (cluster, ns, run_for) = (ctx.cluster.clone(), ns.to_string(), size.run_for);
+        creating.push(tokio::spawn(async move {
+            let sent = create_gang(cluster, ns, g, run_for).await;
+            drop(slot);
+            sent
+        }));
+    }
+    let mut created = Vec::new();
+    for h in creating {
+        let sent = h.await??;
+        created.extend(std::iter::repeat_n(sent, GANG_SIZE));
+    }
+    let creation_rate = created.len() as f64 / start.elapsed().as_secs_f64();
+    println!(
+        "       {label}: fixed rate: {} pods created at {creation_rate:.0} pods/s (asked {:.0})",
+        created.len(),
+        size.rate_pods_per_s
+    );
+    Ok(created)
+}
+
+/// Runs the stream in the fresh namespace `ns` against the schedulers `start` starts once the
+/// burst is created, with `kwok` running the pods; prints each part's figures under `label`,
+/// against the API server's `ceiling`. Fails when a pod is not bound in time or not exactly once, or a node held more pods than
+/// its CPUs.
+pub async fn play(
+    ctx: &Ctx,
+    label: &str,
+    ns: &str,
+    size: &Size,
+    ceiling: f64,
+    kwok: &mut KwokProc,
+    start: impl FnOnce() -> Result<Vec<SchedulerProc>>,
+) -> Result<Played> {
+    ctx.cluster.namespace(ns).await?;
+    let mut watch = BindWatch::start(&ctx.cluster, ns);
+    let t = Instant::now();
+    let burst_objects = (0..size.burst_gangs)
+        .flat_map(|g| gang(ns, g, size.run_for))
+        .collect();
+    ctx.cluster.create_all(burst_objects).await?;
+    let burst_created = Instant::now();
+    println!(
+        "       {label}: burst of {} pods in {} gangs created in {:.1}s",
+        size.burst_pods(),
+        size.burst_gangs,
+        t.elapsed().as_secs_f64()
+    );
+    let started = Instant::now();
+    let mut schedulers = start()?;
+    let burst_names = pod_names(0..size.burst_gangs);
+    let burst_bound = wait_bound(
+        &mut watch,
+        &burst_names,
+        size.timeout,
+        &mut schedulers,
+        kwok,
+    )
+    .await?;
+    let after_burst = writes_of(&schedulers).await?;
+
+    let rate_gangs = size.burst_gangs..size.burst_gangs + size.rate_gangs;
+    let rate_start = Instant::now();
+    let rate_created = create_at_rate(ctx, label, ns, size, rate_gangs.clone()).await?;
+    let rate_names = pod_names(rate_gangs);
+    let rate_bound =
+        wait_bound(&mut watch, &rate_names, size.timeout, &mut schedulers, kwok).await?;
+    let groups = size.burst_gangs + size.rate_gangs;
+    let catch_up_s = status_catch_up(ctx, ns, groups, size.timeout).await?;
+    let after = writes_of(&schedulers).await?;
+    println!("       {label}: PodGroup statuses caught up {catch_up_s:.1}s after the last bind");
+
+    let logged: Vec<&SchedulerProc> = schedulers.iter().collect();
+    let binds = bound_once(ctx, ns, &logged).await?;
+    let refused: Vec<String> = schedulers.iter().flat_map(|s| refused_of(s, ns)).collect();
+    if let Some((node, held)) = watch.fullest() {
+        ensure!(
+            held <= NODE_CPUS,
+            "{node} held {held} one-CPU pods at once, it has {NODE_CPUS} CPUs"
+        );
+    }
+    let binds_among = |names: &[String]| -> (BTreeMap<String, u64>, usize) {
+        let names: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let made = binds
+            .iter()
+            .map(|(s, made)| {
+                let n = made.iter().filter(|(p, _)| names.contains(p.as_str()));
+                (s.clone(), n.count() as u64)
+            })
+            .collect();
+        let refused = refused.iter().filter(|p| names.contains(p.as_str()));
+        (made, refused.count())
+    };
+    let (burst_binds, burst_refused) = binds_among(&burst_names);
+    let (rate_binds, rate_refused) = binds_among(&rate_names);
+    let burst = Part {
+        name: "burst",
+        pods: burst_names.len(),
+        from: started,
+        created: vec![burst_created; burst_names.len()],
+        bound: burst_bound,
+        writes: after_burst.clone(),
+        binds: burst_binds,
+        refused: burst_refused,
+    };
+    let rate = Part {
+        name: "rate",
+        pods: rate_names.len(),
+        from: rate_start,
+        created: rate_created,
+        bound: rate_bound,
+        writes: writes_between(&after_burst, &after),
+        binds: rate_binds,
+        refused: rate_refused,
+    };
+    burst.print(label, ceiling);
+    rate.print(label, ceiling);
+    for s in &mut schedulers {
+        s.check_alive()?;
+    }
+    kwok.check_alive()?;
+    Ok(Played {
+        schedulers,
+        binds,
+        burst,
+        rate,
+        catch_up_s,
+    })
+}
