@@ -224,6 +224,7 @@ fn every_kind(dir: &Path) {
             first_bind_s: None,
             last_bind_s: None,
             api_writes: None,
+            volcano_commit: None,
         };
         append_record(&e2e, &record).expect("append e2e");
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {

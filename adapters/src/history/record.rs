@@ -142,6 +142,10 @@ pub struct E2eRecord {
     /// in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_writes: Option<BTreeMap<String, f64>>,
+    /// The Volcano commit whose own vc-scheduler the record measures (scenarios
+    /// `bench-kwok/… volcano`; its `api_writes` are by HTTP method); absent for tephra's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volcano_commit: Option<String>,
 }
 
 /// Percentiles of a distribution.

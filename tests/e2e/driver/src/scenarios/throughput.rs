@@ -214,6 +214,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         first_bind_s: Some(first.as_secs_f64()),
         last_bind_s: Some(total.as_secs_f64()),
         api_writes: Some(ours.clone()),
+        volcano_commit: None,
     })?;
     if let Some(path) = appended {
         println!("       throughput: record appended to {}", path.display());
