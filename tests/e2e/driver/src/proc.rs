@@ -1,7 +1,7 @@
 //! vc-scheduler processes: started with the chart's arguments plus a scenario's, logging to
 //! a file in the work directory, with their metrics and healthz on free loopback ports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -50,11 +50,23 @@ impl SchedulerProc {
     /// Starts vc-scheduler with `args` (later flags win over the chart's), the service
     /// account kubeconfig and free ports.
     pub fn start(env: &Env, name: &str, args: &[String]) -> Result<SchedulerProc> {
+        SchedulerProc::start_program(env, &env.vc_scheduler, name, args)
+    }
+
+    /// Starts `program`, a vc-scheduler (tephra's or Volcano's), as `start` does; its klog
+    /// socket, which Volcano's opens, goes in the work directory (`DEBUG_SOCKET_DIR`, set by the
+    /// chart's Deployment).
+    pub fn start_program(
+        env: &Env,
+        program: &Path,
+        name: &str,
+        args: &[String],
+    ) -> Result<SchedulerProc> {
         let metrics_port = free_port()?;
         let healthz_port = free_port()?;
         let log = env.work.join(format!("{name}.log"));
         let out = std::fs::File::create(&log)?;
-        let child = Command::new(&env.vc_scheduler)
+        let child = Command::new(program)
             .args(args)
             .arg(format!(
                 "--kubeconfig={}",
@@ -65,10 +77,11 @@ impl SchedulerProc {
             .arg(format!("--cache-dump-dir={}", env.work.display()))
             .stdout(out.try_clone()?)
             .stderr(out)
+            .env("DEBUG_SOCKET_DIR", env.work.join("klog-socks"))
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("starting {}", env.vc_scheduler.display()))?;
+            .with_context(|| format!("starting {}", program.display()))?;
         Ok(SchedulerProc {
             name: name.to_string(),
             log,

@@ -5,31 +5,40 @@
 //! client). Per phase it prints pods bound per second, creation to bound p50/p99 (the driver's
 //! create call to the bind arriving on its watch), process start to the first and last bind,
 //! and vc-scheduler's API writes by kind, and appends one record per phase to the benchmark
-//! history when `TEPHRA_HISTORY` names its file. Run on request only (`tests/e2e/run
-//! bench-kwok`, or `bench-kwok-short` at a tenth of the size).
+//! history when `TEPHRA_HISTORY` names its file. With Volcano's own vc-scheduler built
+//! (`VOLCANO_SRC`), Volcano's CRDs stand in for deploy/'s from the start, and the same burst
+//! and rate run again with Volcano's scheduler, on the same nodes, in a namespace of its own,
+//! under the RBAC of Volcano's chart; its figures are printed beside tephra's, with the ratio.
+//! Run on request only (`tests/e2e/run bench-kwok`, or `bench-kwok-short` at a tenth of the
+//! size).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+mod binds;
+mod phase;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
-use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use anyhow::{Result, bail};
 use serde_json::json;
-use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
-use tokio::task::JoinHandle;
 
+use self::binds::BindTimes;
+use self::phase::{Phase, writes_between};
 use super::cleaning;
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
+use super::volcano_chart;
 use crate::api_writes::api_writes;
-use crate::cluster::{Cluster, node_of, pod, pod_group};
+use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
+use crate::env::Volcano;
 use crate::history;
 use crate::kwok::{KwokProc, RUN_FOR, fake_nodes};
-use crate::proc::SchedulerProc;
+use crate::proc::{SchedulerProc, chart_args};
+use crate::volcano;
 
 const NS: &str = "e2e-bench-kwok";
+const VOLCANO_NS: &str = "e2e-bench-kwok-volcano";
 const CEILING_NS: &str = "e2e-bench-ceiling";
 const NODE_PREFIX: &str = "bk";
 const GANG_SIZE: usize = 10;
@@ -51,6 +60,9 @@ pub struct Size {
     run_for: &'static str,
     /// The longest wait for a phase's binds.
     timeout: Duration,
+    /// The longest wait for a phase's binds by Volcano's scheduler, which is measured for what
+    /// it binds in that time.
+    volcano_timeout: Duration,
 }
 
 pub const FULL: Size = Size {
@@ -61,6 +73,7 @@ pub const FULL: Size = Size {
     rate_pods_per_s: 500.0,
     run_for: "30s",
     timeout: Duration::from_secs(600),
+    volcano_timeout: Duration::from_secs(900),
 };
 
 pub const SHORT: Size = Size {
@@ -71,78 +84,108 @@ pub const SHORT: Size = Size {
     rate_pods_per_s: 500.0,
     run_for: "5s",
     timeout: Duration::from_secs(120),
+    volcano_timeout: Duration::from_secs(240),
 };
 
 pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
-    let result = cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await;
+    let Some(v) = &ctx.env.volcano else {
+        let result = cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await;
+        ctx.cluster.clear_namespace(CEILING_NS).await?;
+        return result;
+    };
+    let result = async {
+        volcano::put_crds(ctx, v).await?;
+        cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await
+    }
+    .await;
     ctx.cluster.clear_namespace(CEILING_NS).await?;
+    ctx.cluster.clear_namespace(VOLCANO_NS).await?;
+    volcano::restore_crds(ctx, v).await?;
     result
 }
 
-/// When each pod of the namespace was first seen bound, from a watch started before any exist.
-#[derive(Clone, Default)]
-struct BindTimes(Arc<Mutex<HashMap<String, Instant>>>);
+/// The scheduler a run measures.
+#[derive(Clone, Copy)]
+enum Contender<'a> {
+    Tephra,
+    /// Volcano's own vc-scheduler.
+    Volcano(&'a Volcano),
+}
 
-impl BindTimes {
-    fn start(cluster: &Cluster) -> (BindTimes, JoinHandle<Result<()>>) {
-        let times = BindTimes::default();
-        let api: Api<Pod> = Api::namespaced(cluster.client.clone(), NS);
-        let seen = times.clone();
-        let task = tokio::spawn(async move {
-            let mut version = api
-                .list(&ListParams::default().limit(1))
-                .await?
-                .metadata
-                .resource_version
-                .context("a list without resourceVersion")?;
-            loop {
-                let params = WatchParams::default().timeout(290);
-                let mut events = api.watch(&params, &version).await?.boxed();
-                while let Some(event) = events.try_next().await? {
-                    let pod = match event {
-                        WatchEvent::Added(p) | WatchEvent::Modified(p) => p,
-                        WatchEvent::Bookmark(b) => {
-                            version = b.metadata.resource_version;
-                            continue;
-                        }
-                        WatchEvent::Deleted(_) => continue,
-                        WatchEvent::Error(e) => bail!("pod watch: {e:?}"),
-                    };
-                    if let Some(v) = &pod.metadata.resource_version {
-                        version = v.clone();
-                    }
-                    if !node_of(&pod).is_empty() {
-                        let name = pod.metadata.name.clone().unwrap_or_default();
-                        seen.0
-                            .lock()
-                            .expect("bind times")
-                            .entry(name)
-                            .or_insert_with(Instant::now);
-                    }
-                }
-            }
-        });
-        (times, task)
+impl Contender<'_> {
+    fn label(self) -> &'static str {
+        match self {
+            Contender::Tephra => "tephra",
+            Contender::Volcano(_) => "volcano",
+        }
     }
 
-    /// The bind times of `pods`, those seen so far.
-    fn of(&self, pods: &[String]) -> Vec<Instant> {
-        let seen = self.0.lock().expect("bind times");
-        pods.iter().filter_map(|p| seen.get(p).copied()).collect()
+    fn namespace(self) -> &'static str {
+        match self {
+            Contender::Tephra => NS,
+            Contender::Volcano(_) => VOLCANO_NS,
+        }
+    }
+
+    fn timeout(self, size: &Size) -> Duration {
+        match self {
+            Contender::Tephra => size.timeout,
+            Contender::Volcano(_) => size.volcano_timeout,
+        }
+    }
+
+    /// Starts the scheduler with the chart's arguments, `conf` and the bench nodes' selector.
+    fn start(self, ctx: &Ctx, name: &str, conf: &Path) -> Result<SchedulerProc> {
+        let mut args = chart_args(&conf.display().to_string());
+        args.push(format!("--node-selector=e2e:{NODE_PREFIX}"));
+        match self {
+            Contender::Tephra => SchedulerProc::start(&ctx.env, name, &args),
+            Contender::Volcano(v) => {
+                SchedulerProc::start_program(&ctx.env, &v.scheduler, name, &args)
+            }
+        }
+    }
+
+    /// The scheduler's API writes so far, from its metrics text.
+    fn writes(self, metrics: &str) -> BTreeMap<String, f64> {
+        match self {
+            Contender::Tephra => api_writes(metrics),
+            Contender::Volcano(_) => volcano::writes_by_method(metrics),
+        }
+    }
+
+    /// What to do when `what` did not finish in time: tephra fails the benchmark; Volcano's
+    /// scheduler is measured as far as it got.
+    fn short_of(self, what: &str) -> Result<()> {
+        match self {
+            Contender::Tephra => bail!("{what}"),
+            Contender::Volcano(_) => {
+                println!("       Volcano's scheduler: {what}; measured as far as it got");
+                Ok(())
+            }
+        }
     }
 }
 
-/// The objects of gang `g`: its PodGroup and pods.
-fn gang(g: usize, run_for: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+/// One scheduler's run: its phases and how long its PodGroup statuses took to catch up.
+struct Run {
+    burst: Phase,
+    /// `None` when the burst was not all bound (Volcano's scheduler only).
+    rate: Option<Phase>,
+    catch_up: Option<f64>,
+}
+
+/// The objects of gang `g` in namespace `ns`: its PodGroup and pods.
+fn gang(ns: &str, g: usize, run_for: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
     let name = format!("g{g}");
     let pods = (0..GANG_SIZE)
         .map(|i| {
-            let mut p = pod(NS, &format!("{name}-{i}"), &name, "1", "1Gi");
+            let mut p = pod(ns, &format!("{name}-{i}"), &name, "1", "1Gi");
             p["metadata"]["annotations"][RUN_FOR] = json!(run_for);
             p
         })
         .collect();
-    (pod_group(NS, &name, "default", GANG_SIZE as i32), pods)
+    (pod_group(ns, &name, "default", GANG_SIZE as i32), pods)
 }
 
 fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
@@ -152,175 +195,53 @@ fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
 }
 
 /// Creates gang `g`; returns when its pods were sent.
-async fn create_gang(cluster: Cluster, g: usize, run_for: &'static str) -> Result<Instant> {
-    let (group, pods) = gang(g, run_for);
+async fn create_gang(
+    cluster: crate::cluster::Cluster,
+    ns: &'static str,
+    g: usize,
+    run_for: &'static str,
+) -> Result<Instant> {
+    let (group, pods) = gang(ns, g, run_for);
     cluster.create(&group).await?;
     let sent = Instant::now();
     cluster.create_all(pods).await?;
     Ok(sent)
 }
 
-/// Waits until every pod of `pods` is bound; fails after `timeout` or when a process exits.
+/// Waits until every pod of `pods` is bound or `timeout` passes; the bind time of each, `None`
+/// for those not bound. Fails when a process exits.
 async fn wait_bound(
     times: &BindTimes,
     pods: &[String],
     timeout: Duration,
     s: &mut SchedulerProc,
     kwok: &mut KwokProc,
-) -> Result<Vec<Instant>> {
+) -> Result<Vec<Option<Instant>>> {
     let start = Instant::now();
     loop {
         let bound = times.of(pods);
-        if bound.len() == pods.len() {
+        if bound.iter().all(Option::is_some) || start.elapsed() >= timeout {
             return Ok(bound);
         }
         s.check_alive()?;
         kwok.check_alive()?;
-        ensure!(
-            start.elapsed() < timeout,
-            "only {} of {} pods bound after {timeout:?}",
-            bound.len(),
-            pods.len()
-        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// The `q` quantile of `sorted` milliseconds (nearest rank).
-fn rank(sorted: &[f64], q: f64) -> f64 {
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[i - 1]
-}
-
-fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
-    if ms.is_empty() {
-        return None;
-    }
-    ms.sort_by(f64::total_cmp);
-    Some(Quantiles {
-        p50: rank(&ms, 0.5),
-        p90: rank(&ms, 0.9),
-        p99: rank(&ms, 0.99),
-    })
-}
-
-/// Writes of `after` less those of `before`, by kind.
-fn writes_between(
-    before: &BTreeMap<String, f64>,
-    after: &BTreeMap<String, f64>,
-) -> BTreeMap<String, f64> {
-    after
-        .iter()
-        .map(|(k, n)| (k.clone(), n - before.get(k).copied().unwrap_or(0.0)))
-        .filter(|(_, n)| *n > 0.0)
-        .collect()
-}
-
-/// One phase's figures.
-struct Phase {
-    name: &'static str,
-    pods: usize,
-    /// When the phase's clock starts: vc-scheduler's start for the burst, the first creation
-    /// for the fixed rate.
-    from: Instant,
-    created: Vec<Instant>,
-    bound: Vec<Instant>,
-    writes: BTreeMap<String, f64>,
-}
-
-impl Phase {
-    fn first(&self) -> Duration {
-        self.bound
-            .iter()
-            .min()
-            .map_or(Duration::ZERO, |t| *t - self.from)
-    }
-
-    fn last(&self) -> Duration {
-        self.bound
-            .iter()
-            .max()
-            .map_or(Duration::ZERO, |t| *t - self.from)
-    }
-
-    fn creation_to_bound(&self) -> Option<Quantiles> {
-        let ms = self
-            .created
-            .iter()
-            .zip(&self.bound)
-            .map(|(c, b)| b.saturating_duration_since(*c).as_secs_f64() * 1000.0)
-            .collect();
-        quantiles(ms)
-    }
-
-    fn print(&self, size: &Size, ceiling: f64) {
-        let tag = size.name;
-        let span = self.last().as_secs_f64().max(1e-3);
-        let binding = (self.last() - self.first()).as_secs_f64().max(1e-3);
-        let rate = self.pods as f64 / span;
-        println!(
-            "       {tag}: {}: {} pods bound {:.1}s after the start ({rate:.0} pods/s, {:.0}% of the ceiling); first bind at {:.2}s, binds ran {binding:.1}s ({:.0} pods/s)",
-            self.name,
-            self.pods,
-            span,
-            100.0 * rate / ceiling,
-            self.first().as_secs_f64(),
-            self.pods as f64 / binding,
-        );
-        if let Some(q) = self.creation_to_bound() {
-            println!(
-                "       {tag}: {}: creation to bound p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms",
-                self.name, q.p50, q.p90, q.p99
-            );
-        }
-        for (what, n) in &self.writes {
-            println!(
-                "       {tag}: {}:   {what:<24} {n:>7} ({:.2} per pod)",
-                self.name,
-                n / self.pods as f64
-            );
-        }
-    }
-
-    /// The phase's history record, made once where and when are known.
-    fn record(
-        &self,
-        size: &Size,
-        ceiling: f64,
-        catch_up: f64,
-    ) -> impl FnOnce(Provenance) -> E2eRecord {
-        let span = self.last().as_secs_f64().max(1e-3);
-        let binding = (self.last() - self.first()).as_secs_f64().max(1e-3);
-        let scenario = format!("{}/{}", size.name, self.name);
-        let (nodes, pods) = (size.nodes as u32, self.pods as u32);
-        let creation_to_bound_ms = self.creation_to_bound();
-        let (first, last) = (self.first().as_secs_f64(), self.last().as_secs_f64());
-        let writes = self.writes.clone();
-        move |provenance| E2eRecord {
-            provenance,
-            scenario,
-            nodes,
-            pods,
-            pods_per_s: f64::from(pods) / span,
-            binding_pods_per_s: f64::from(pods) / binding,
-            api_ceiling_pods_per_s: ceiling,
-            api_ceiling_concurrency: CEILING_CONCURRENCY as u32,
-            status_catch_up_s: catch_up,
-            creation_to_bound_ms,
-            first_bind_s: Some(first),
-            last_bind_s: Some(last),
-            api_writes: Some(writes),
-        }
-    }
-}
-
-/// Seconds until every PodGroup of the namespace is Running or Completed as the API holds it.
-async fn status_catch_up(ctx: &Ctx, groups: usize, timeout: Duration) -> Result<f64> {
+/// Seconds until every PodGroup of `ns` is Running or Completed as the API holds it; `None`
+/// after `timeout`, with how many were.
+async fn status_catch_up(
+    ctx: &Ctx,
+    ns: &str,
+    groups: usize,
+    timeout: Duration,
+) -> Result<std::result::Result<f64, usize>> {
     let start = Instant::now();
     loop {
         let settled = ctx
             .cluster
-            .pod_groups(NS)
+            .pod_groups(ns)
             .await?
             .iter()
             .filter(|pg| {
@@ -329,12 +250,11 @@ async fn status_catch_up(ctx: &Ctx, groups: usize, timeout: Duration) -> Result<
             })
             .count();
         if settled == groups {
-            return Ok(start.elapsed().as_secs_f64());
+            return Ok(Ok(start.elapsed().as_secs_f64()));
         }
-        ensure!(
-            start.elapsed() < timeout,
-            "{settled} of {groups} PodGroups Running or Completed after {timeout:?}"
-        );
+        if start.elapsed() >= timeout {
+            return Ok(Err(settled));
+        }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
@@ -354,38 +274,96 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     println!(
         "       {tag}: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
     );
-    ctx.cluster.namespace(NS).await?;
     let mut kwok = KwokProc::start(&ctx.env, tag)?;
-    let (times, watch) = BindTimes::start(&ctx.cluster);
+    let tephra = measure(ctx, &size, ceiling, Contender::Tephra, &mut kwok).await?;
+    append_records(ctx, &size, ceiling, &tephra, None)?;
+    if let Some(v) = &ctx.env.volcano {
+        // Tephra's pods go, so Volcano's scheduler meets the nodes empty, as tephra did.
+        ctx.cluster.clear_namespace(NS).await?;
+        let chart = volcano_chart::chart(ctx)?;
+        let peer = volcano_chart::with_chart_objects(
+            ctx,
+            &chart,
+            measure(ctx, &size, ceiling, Contender::Volcano(v), &mut kwok),
+        )
+        .await?;
+        append_records(ctx, &size, ceiling, &peer, Some(&v.commit))?;
+        compare(tag, &tephra, &peer, &v.commit);
+    }
+    kwok.check_alive()?;
+    kwok.stop().await
+}
+
+/// Runs the burst and the fixed rate with one scheduler in its namespace.
+async fn measure(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    who: Contender<'_>,
+    kwok: &mut KwokProc,
+) -> Result<Run> {
+    let ns = who.namespace();
+    ctx.cluster.namespace(ns).await?;
+    let (times, watch) = BindTimes::start(&ctx.cluster, ns);
+    let run = phases(ctx, size, ceiling, who, &times, kwok).await;
+    watch.abort();
+    times.check_single_binds()?;
+    run
+}
+
+async fn phases(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    who: Contender<'_>,
+    times: &BindTimes,
+    kwok: &mut KwokProc,
+) -> Result<Run> {
+    let (tag, ns, timeout) = (size.name, who.namespace(), who.timeout(size));
+    let lead = format!("{tag}: {}", who.label());
     let t = Instant::now();
     let mut objects = Vec::new();
     for g in 0..size.burst_gangs {
-        let (group, pods) = gang(g, size.run_for);
+        let (group, pods) = gang(ns, g, size.run_for);
         objects.push(group);
         objects.extend(pods);
     }
     ctx.cluster.create_all(objects).await?;
     let burst_created = Instant::now();
+    let burst_pods = size.burst_gangs * GANG_SIZE;
     println!(
-        "       {tag}: burst of {burst_pods} pods in {} gangs created in {:.1}s",
+        "       {lead}: burst of {burst_pods} pods in {} gangs created in {:.1}s",
         size.burst_gangs,
         t.elapsed().as_secs_f64()
     );
-    let conf = ctx.write_conf(tag, CHART_CONF)?;
+    let name = format!("{tag}-{}", who.label());
+    let conf = ctx.write_conf(&name, CHART_CONF)?;
     let start = Instant::now();
-    let mut s = ctx.scheduler(tag, &conf, &[&format!("--node-selector=e2e:{NODE_PREFIX}")])?;
+    let mut s = who.start(ctx, &name, &conf)?;
     let burst_names = pod_names(0..size.burst_gangs);
-    let bound = wait_bound(&times, &burst_names, size.timeout, &mut s, &mut kwok).await?;
-    let after_burst = api_writes(&s.http_get("/metrics").await?);
+    let bound = wait_bound(times, &burst_names, timeout, &mut s, kwok).await?;
+    let after_burst = who.writes(&s.http_get("/metrics").await?);
     let burst = Phase {
         name: "burst",
-        pods: burst_pods,
         from: start,
         created: vec![burst_created; burst_pods],
         bound,
         writes: after_burst.clone(),
     };
-    burst.print(&size, ceiling);
+    burst.print(&lead, ceiling);
+    if !burst.complete() {
+        who.short_of(&format!(
+            "only {} of {} pods bound after {timeout:?}",
+            burst.bound_pods(),
+            burst.pods()
+        ))?;
+        s.stop().await?;
+        return Ok(Run {
+            burst,
+            rate: None,
+            catch_up: None,
+        });
+    }
 
     let rate_gangs = size.burst_gangs..size.burst_gangs + size.rate_gangs;
     let period = Duration::from_secs_f64(GANG_SIZE as f64 / size.rate_pods_per_s);
@@ -399,7 +377,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         let slot = slots.clone().acquire_owned().await?;
         let (cluster, run_for) = (ctx.cluster.clone(), size.run_for);
         creating.push(tokio::spawn(async move {
-            let sent = create_gang(cluster, g, run_for).await;
+            let sent = create_gang(cluster, ns, g, run_for).await;
             drop(slot);
             sent
         }));
@@ -411,39 +389,152 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     }
     let creation_rate = created.len() as f64 / rate_start.elapsed().as_secs_f64();
     println!(
-        "       {tag}: fixed rate: {} pods created at {creation_rate:.0} pods/s (asked {:.0})",
+        "       {lead}: fixed rate: {} pods created at {creation_rate:.0} pods/s (asked {:.0})",
         created.len(),
         size.rate_pods_per_s
     );
-    let rate_names = pod_names(rate_gangs.clone());
-    let bound = wait_bound(&times, &rate_names, size.timeout, &mut s, &mut kwok).await?;
-    let all_groups = size.burst_gangs + size.rate_gangs;
-    let catch_up = status_catch_up(ctx, all_groups, size.timeout).await?;
-    let after = api_writes(&s.http_get("/metrics").await?);
-    println!("       {tag}: PodGroup statuses caught up {catch_up:.1}s after the last bind");
-    let rate = Phase {
+    let rate_names = pod_names(rate_gangs);
+    let bound = wait_bound(times, &rate_names, timeout, &mut s, kwok).await?;
+    let mut rate = Phase {
         name: "rate",
-        pods: rate_names.len(),
         from: rate_start,
         created,
         bound,
-        writes: writes_between(&after_burst, &after),
+        writes: BTreeMap::new(),
     };
-    rate.print(&size, ceiling);
-    watch.abort();
+    let catch_up = if rate.complete() {
+        let groups = size.burst_gangs + size.rate_gangs;
+        match status_catch_up(ctx, ns, groups, timeout).await? {
+            Ok(seconds) => {
+                println!(
+                    "       {lead}: PodGroup statuses caught up {seconds:.1}s after the last bind"
+                );
+                Some(seconds)
+            }
+            Err(settled) => {
+                who.short_of(&format!(
+                    "{settled} of {groups} PodGroups Running or Completed after {timeout:?}"
+                ))?;
+                None
+            }
+        }
+    } else {
+        who.short_of(&format!(
+            "only {} of {} pods bound after {timeout:?}",
+            rate.bound_pods(),
+            rate.pods()
+        ))?;
+        None
+    };
+    rate.writes = writes_between(&after_burst, &who.writes(&s.http_get("/metrics").await?));
+    rate.print(&lead, ceiling);
     s.check_alive()?;
-    kwok.check_alive()?;
-    for phase in [&burst, &rate] {
-        if let Some(path) =
-            history::append_if_asked(&ctx.env, phase.record(&size, ceiling, catch_up))?
-        {
+    s.stop().await?;
+    Ok(Run {
+        burst,
+        rate: Some(rate),
+        catch_up,
+    })
+}
+
+/// Appends a record per phase of `run` to the history when asked; a run whose statuses did not
+/// catch up (Volcano's scheduler short of time) has no complete record and appends none.
+fn append_records(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    run: &Run,
+    volcano_commit: Option<&str>,
+) -> Result<()> {
+    let (Some(rate), Some(catch_up)) = (&run.rate, run.catch_up) else {
+        if std::env::var_os(history::HISTORY_VAR).is_some() {
             println!(
-                "       {tag}: {} record appended to {}",
+                "       {}: no history record: the run did not finish",
+                size.name
+            );
+        }
+        return Ok(());
+    };
+    for phase in [&run.burst, rate] {
+        let record = phase.record((size.name, size.nodes), ceiling, catch_up, volcano_commit);
+        if let Some(path) = history::append_if_asked(&ctx.env, record)? {
+            println!(
+                "       {}: {} record appended to {}",
+                size.name,
                 phase.name,
                 path.display()
             );
         }
     }
-    s.stop().await?;
-    kwok.stop().await
+    Ok(())
+}
+
+/// Prints tephra's and Volcano's figures side by side, phase by phase, with their ratio.
+fn compare(tag: &str, tephra: &Run, volcano: &Run, commit: &str) {
+    println!(
+        "       {tag}: tephra beside Volcano's vc-scheduler ({commit}): same API server, nodes and jobs"
+    );
+    println!(
+        "       {tag}:   {:<5} {:<8} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}  API writes by method",
+        "phase",
+        "sched",
+        "bound",
+        "pods/s",
+        "binding",
+        "c2b p50",
+        "c2b p99",
+        "first",
+        "last",
+        "w/pod"
+    );
+    let phases = [
+        (Some(&tephra.burst), Some(&volcano.burst)),
+        (tephra.rate.as_ref(), volcano.rate.as_ref()),
+    ];
+    for (t, v) in phases {
+        for (who, phase) in [("tephra", t), ("volcano", v)] {
+            let Some(p) = phase else { continue };
+            let q = p.creation_to_bound();
+            let by_method = if who == "tephra" {
+                volcano::by_method(&p.writes)
+            } else {
+                p.writes.clone()
+            };
+            let methods: Vec<String> = by_method
+                .iter()
+                .map(|(m, n)| format!("{m} {:.2}", n / p.bound_pods().max(1) as f64))
+                .collect();
+            println!(
+                "       {tag}:   {:<5} {who:<8} {:>11} {:>7.0} {:>8.0} {:>6.0}ms {:>6.0}ms {:>6.2}s {:>6.1}s {:>7.2}  {} per pod",
+                p.name,
+                format!("{}/{}", p.bound_pods(), p.pods()),
+                p.pods_per_s(),
+                p.binding_pods_per_s(),
+                q.map_or(f64::NAN, |q| q.p50),
+                q.map_or(f64::NAN, |q| q.p99),
+                p.first().as_secs_f64(),
+                p.last().as_secs_f64(),
+                p.writes_per_pod(),
+                methods.join(", ")
+            );
+        }
+        if let (Some(t), Some(v)) = (t, v) {
+            println!(
+                "       {tag}:   {:<5} tephra/Volcano: {:.1}x pods/s, {:.1}x binding pods/s{}",
+                t.name,
+                t.pods_per_s() / v.pods_per_s().max(1e-9),
+                t.binding_pods_per_s() / v.binding_pods_per_s().max(1e-9),
+                if v.complete() {
+                    ""
+                } else {
+                    " (Volcano's over the pods it bound)"
+                }
+            );
+        }
+    }
+    if let (Some(t), Some(v)) = (tephra.catch_up, volcano.catch_up) {
+        println!(
+            "       {tag}:   PodGroup statuses caught up after the last bind: tephra {t:.1}s, Volcano {v:.1}s"
+        );
+    }
 }
