@@ -89,6 +89,25 @@ pub async fn restore_crds(ctx: &Ctx, volcano: &Volcano) -> Result<()> {
     Ok(())
 }
 
+/// The queues the schedulers make at start (Volcano's `newDefaultAndRootQueue`, tephra's the
+/// same), as tephra's run left them.
+const QUEUES: &[&str] = &["default", "root"];
+
+/// Opens the queues as Volcano's queue controller would (pkg/controllers/queue/
+/// queue_controller_action.go, `openQueue`: status `state: Open`); the e2e runs no
+/// vc-controller-manager, and Volcano's proportion plugin allocates nothing in a queue not
+/// Open.
+pub async fn open_queues(ctx: &Ctx) -> Result<()> {
+    let queue = ("scheduling.volcano.sh/v1beta1", "Queue");
+    for name in QUEUES {
+        if ctx.cluster.get(queue.0, queue.1, "", name).await?.is_some() {
+            let open = serde_json::json!({"status": {"state": "Open"}});
+            ctx.cluster.merge(queue, ("", name), true, &open).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Volcano's API writes from its metrics text, by HTTP method: client-go's
 /// `rest_client_requests_total{code,host,method}` (registered by cmd/scheduler/app/server.go
 /// through component-base's restclient metrics) counts requests by method only, so writes of

@@ -8,7 +8,8 @@
 //! history when `TEPHRA_HISTORY` names its file. With Volcano's own vc-scheduler built
 //! (`VOLCANO_SRC`), Volcano's CRDs stand in for deploy/'s from the start, and the same burst
 //! and rate run again with Volcano's scheduler, on the same nodes, in a namespace of its own,
-//! under the RBAC of Volcano's chart; its figures are printed beside tephra's, with the ratio.
+//! under the RBAC of Volcano's chart, its queues opened as Volcano's queue controller would;
+//! its figures are printed beside tephra's, with the ratio.
 //! Run on request only (`tests/e2e/run bench-kwok`, or `bench-kwok-short` at a tenth of the
 //! size).
 
@@ -280,6 +281,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     if let Some(v) = &ctx.env.volcano {
         // Tephra's pods go, so Volcano's scheduler meets the nodes empty, as tephra did.
         ctx.cluster.clear_namespace(NS).await?;
+        volcano::open_queues(ctx).await?;
         let chart = volcano_chart::chart(ctx)?;
         let peer = volcano_chart::with_chart_objects(
             ctx,
@@ -502,7 +504,7 @@ fn compare(tag: &str, tephra: &Run, volcano: &Run, commit: &str) {
             };
             let methods: Vec<String> = by_method
                 .iter()
-                .map(|(m, n)| format!("{m} {:.2}", n / p.bound_pods().max(1) as f64))
+                .map(|(m, n)| format!("{m} {:.2}", n / p.pods().max(1) as f64))
                 .collect();
             println!(
                 "       {tag}:   {:<5} {who:<8} {:>11} {:>7.0} {:>8.0} {:>6.0}ms {:>6.0}ms {:>6.2}s {:>6.1}s {:>7.2}  {} per pod",
@@ -518,8 +520,12 @@ fn compare(tag: &str, tephra: &Run, volcano: &Run, commit: &str) {
                 methods.join(", ")
             );
         }
-        if let (Some(t), Some(v)) = (t, v) {
-            println!(
+        match (t, v) {
+            (Some(t), Some(v)) if v.bound_pods() == 0 => println!(
+                "       {tag}:   {:<5} tephra/Volcano: no ratio, Volcano's scheduler bound no pod",
+                t.name
+            ),
+            (Some(t), Some(v)) => println!(
                 "       {tag}:   {:<5} tephra/Volcano: {:.1}x pods/s, {:.1}x binding pods/s{}",
                 t.name,
                 t.pods_per_s() / v.pods_per_s().max(1e-9),
@@ -529,7 +535,8 @@ fn compare(tag: &str, tephra: &Run, volcano: &Run, commit: &str) {
                 } else {
                     " (Volcano's over the pods it bound)"
                 }
-            );
+            ),
+            _ => {}
         }
     }
     if let (Some(t), Some(v)) = (tephra.catch_up, volcano.catch_up) {

@@ -64,9 +64,9 @@ impl Phase {
         self.bound_pods() as f64 / (self.last() - self.first()).as_secs_f64().max(1e-3)
     }
 
-    /// API writes per pod bound.
+    /// API writes per pod of the phase.
     pub fn writes_per_pod(&self) -> f64 {
-        self.writes.values().sum::<f64>() / self.bound_pods().max(1) as f64
+        self.writes.values().sum::<f64>() / self.pods().max(1) as f64
     }
 
     /// Creation to bound of the pods bound.
@@ -107,7 +107,7 @@ impl Phase {
             println!(
                 "       {lead} {}:   {what:<24} {n:>7} ({:.2} per pod)",
                 self.name,
-                n / self.bound_pods().max(1) as f64
+                n / self.pods().max(1) as f64
             );
         }
     }
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!((phase.pods(), phase.bound_pods()), (4, 2));
         assert_eq!(phase.pods_per_s(), 1.0);
         assert_eq!(phase.binding_pods_per_s(), 2.0);
-        assert_eq!(phase.writes_per_pod(), 2.0);
+        assert_eq!(phase.writes_per_pod(), 1.0);
         let q = phase.creation_to_bound().unwrap();
         assert_eq!((q.p50, q.p99), (1000.0, 2000.0));
     }
