@@ -22,6 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
 use serde_json::json;
 
 use self::binds::BindTimes;
@@ -280,7 +282,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     append_records(ctx, &size, ceiling, &tephra, None)?;
     if let Some(v) = &ctx.env.volcano {
         // Tephra's pods go, so Volcano's scheduler meets the nodes empty, as tephra did.
-        ctx.cluster.clear_namespace(NS).await?;
+        empty_namespace(ctx, NS, size.timeout).await?;
         volcano::open_queues(ctx).await?;
         let chart = volcano_chart::chart(ctx)?;
         let peer = volcano_chart::with_chart_objects(
@@ -294,6 +296,29 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     }
     kwok.check_alive()?;
     kwok.stop().await
+}
+
+/// Deletes the pods and PodGroups of `ns` until none is left: one deletion of thousands of pods
+/// while kwok still writes their statuses can pass the API server's request timeout, and then
+/// the server goes on deleting after the answer is lost.
+async fn empty_namespace(ctx: &Ctx, ns: &str, timeout: Duration) -> Result<()> {
+    let start = Instant::now();
+    let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ns);
+    loop {
+        let cleared = ctx.cluster.clear_namespace(ns).await;
+        let left = pods
+            .list(&ListParams::default().limit(1))
+            .await?
+            .items
+            .len();
+        if cleared.is_ok() && left == 0 {
+            return Ok(());
+        }
+        if start.elapsed() >= timeout {
+            return cleared.and_then(|()| bail!("pods of {ns} left after {timeout:?}"));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
 }
 
 /// Runs the burst and the fixed rate with one scheduler in its namespace.
