@@ -227,6 +227,7 @@ fn every_kind(dir: &Path) {
             running_pods: None,
             caches_synced_s: None,
             binds_by_scheduler: None,
+            volcano_commit: None,
         };
         append_record(&e2e, &record).expect("append e2e");
         for (mode, ms) in [(PeerMode::Sampling, 300.0), (PeerMode::AllNodes, 900.0)] {

@@ -154,6 +154,10 @@ pub struct E2eRecord {
     /// when sharded); absent in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binds_by_scheduler: Option<BTreeMap<String, u64>>,
+    /// The Volcano commit whose own vc-scheduler the record measures (scenarios
+    /// `bench-kwok/… volcano`; its `api_writes` are by HTTP method); absent for tephra's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volcano_commit: Option<String>,
 }
 
 /// Percentiles of a distribution.

@@ -1,6 +1,7 @@
 //! What `tests/e2e/run` hands the driver: the API server's address, certificates, the
 //! vc-scheduler binary, deploy/, helm, kwok, a work directory and the scripts that (re)start
-//! the API server and etcd.
+//! the API server and etcd; with `VOLCANO_SRC`, Volcano's own vc-scheduler built from that
+//! checkout.
 
 use std::path::PathBuf;
 
@@ -19,6 +20,18 @@ pub struct Env {
     pub apiserver_start: PathBuf,
     pub etcd_start: PathBuf,
     pub versions: String,
+    /// Volcano's own scheduler, when `tests/e2e/run` was given `VOLCANO_SRC`.
+    pub volcano: Option<Volcano>,
+}
+
+/// Volcano's vc-scheduler built from a checkout, and that checkout's CRDs.
+#[derive(Debug, Clone)]
+pub struct Volcano {
+    pub scheduler: PathBuf,
+    /// `config/crd/volcano/bases` of the checkout.
+    pub crds: PathBuf,
+    /// The checkout's commit, or `unknown`.
+    pub commit: String,
 }
 
 fn var(name: &str) -> Result<String> {
@@ -38,6 +51,14 @@ impl Env {
             apiserver_start: var("TEPHRA_E2E_APISERVER_START")?.into(),
             etcd_start: var("TEPHRA_E2E_ETCD_START")?.into(),
             versions: var("TEPHRA_E2E_VERSIONS").unwrap_or_default(),
+            volcano: match var("TEPHRA_E2E_VOLCANO_SCHEDULER") {
+                Err(_) => None,
+                Ok(scheduler) => Some(Volcano {
+                    scheduler: scheduler.into(),
+                    crds: var("TEPHRA_E2E_VOLCANO_CRDS")?.into(),
+                    commit: var("TEPHRA_E2E_VOLCANO_COMMIT")?,
+                }),
+            },
         })
     }
 

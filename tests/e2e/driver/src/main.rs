@@ -12,6 +12,7 @@ mod kwok;
 mod proc;
 mod rendered;
 mod scenarios;
+mod volcano;
 
 use std::process::ExitCode;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! vc-scheduler processes: started with the chart's arguments plus a scenario's, logging to
 //! a file in the work directory, with their metrics and healthz on free loopback ports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -53,13 +53,26 @@ impl SchedulerProc {
         env: &Env,
         name: &str,
         args: &[String],
-        kubeconfig: &std::path::Path,
+        kubeconfig: &Path,
+    ) -> Result<SchedulerProc> {
+        SchedulerProc::start_program(env, &env.vc_scheduler, name, args, kubeconfig)
+    }
+
+    /// Starts `program`, a vc-scheduler (tephra's or Volcano's), as `start` does; its klog
+    /// socket, which Volcano's opens, goes in the work directory (`DEBUG_SOCKET_DIR`, set by the
+    /// chart's Deployment).
+    pub fn start_program(
+        env: &Env,
+        program: &Path,
+        name: &str,
+        args: &[String],
+        kubeconfig: &Path,
     ) -> Result<SchedulerProc> {
         let metrics_port = free_port()?;
         let healthz_port = free_port()?;
         let log = env.work.join(format!("{name}.log"));
         let out = std::fs::File::create(&log)?;
-        let child = Command::new(&env.vc_scheduler)
+        let child = Command::new(program)
             .args(args)
             .arg(format!("--kubeconfig={}", kubeconfig.display()))
             .arg(format!("--listen-address=127.0.0.1:{metrics_port}"))
@@ -67,10 +80,11 @@ impl SchedulerProc {
             .arg(format!("--cache-dump-dir={}", env.work.display()))
             .stdout(out.try_clone()?)
             .stderr(out)
+            .env("DEBUG_SOCKET_DIR", env.work.join("klog-socks"))
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("starting {}", env.vc_scheduler.display()))?;
+            .with_context(|| format!("starting {}", program.display()))?;
         Ok(SchedulerProc {
             name: name.to_string(),
             log,

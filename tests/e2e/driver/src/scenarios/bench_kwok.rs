@@ -1,25 +1,72 @@
 //! bench-kwok: vc-scheduler with the chart's configuration on thousands of kwok nodes through
-//! the real API server, on the arriving gangs of `gang_stream` (a burst waiting at start, then
-//! gangs at a fixed rate). The API server's own binding ceiling is measured in the same run
-//! (`throughput`'s plain client). Per part of the stream it prints pods bound per second,
-//! creation to bound p50/p90/p99, process start to the first and last bind, and vc-scheduler's
-//! API writes by kind, and appends one record per part to the benchmark history when
-//! `TEPHRA_HISTORY` names its file. Run on request only (`tests/e2e/run bench-kwok`, or
-//! `bench-kwok-short` at a tenth of the size).
+//! the real API server. A burst of gangs waits when vc-scheduler starts; then gangs arrive at a
+//! fixed rate, while kwok runs the pods and finishes them on a schedule, so the cluster churns.
+//! The API server's own binding ceiling is measured in the same run (`throughput`'s plain
+//! client). Per phase it prints pods bound per second, creation to bound p50/p99 (the driver's
+//! create call to the bind arriving on its watch), process start to the first and last bind,
+//! and vc-scheduler's API writes by kind, and appends one record per phase to the benchmark
+//! history when `TEPHRA_HISTORY` names its file. With Volcano's own vc-scheduler built
+//! (`VOLCANO_SRC`), Volcano's CRDs stand in for deploy/'s from the start, and the same burst
+//! and rate run again with Volcano's scheduler, on the same nodes, in a namespace of its own,
+//! under the RBAC of Volcano's chart, its queues opened as Volcano's queue controller would;
+//! its figures are printed beside tephra's, with the ratio.
+//! Run on request only (`tests/e2e/run bench-kwok`, or `bench-kwok-short` at a tenth of the
+//! size).
 
-use std::time::Duration;
+mod binds;
+mod phase;
 
-use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use anyhow::{Result, bail};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use serde_json::json;
+
+use self::binds::BindTimes;
+use self::phase::{Phase, writes_between};
 use super::cleaning;
-use super::gang_stream::{Size, ceiling, make_nodes, play};
+use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
+use super::volcano_chart;
+use crate::api_writes::api_writes;
+use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
+use crate::env::Volcano;
 use crate::history;
-use crate::kwok::KwokProc;
+use crate::kwok::{KwokProc, RUN_FOR, fake_nodes};
+use crate::proc::{SchedulerProc, chart_args};
+use crate::volcano;
 
 const NS: &str = "e2e-bench-kwok";
+const VOLCANO_NS: &str = "e2e-bench-kwok-volcano";
 const CEILING_NS: &str = "e2e-bench-ceiling";
 const NODE_PREFIX: &str = "bk";
+const GANG_SIZE: usize = 10;
+/// Gangs of the fixed-rate phase being created at once, at most: where the API server falls
+/// behind the rate, more would pile up requests until it drops connections.
+const CREATING_AT_ONCE: usize = 16;
+
+/// A run's size.
+#[derive(Debug, Clone, Copy)]
+pub struct Size {
+    name: &'static str,
+    nodes: usize,
+    /// Gangs created before vc-scheduler starts.
+    burst_gangs: usize,
+    /// Gangs created afterwards at `rate_pods_per_s`.
+    rate_gangs: usize,
+    rate_pods_per_s: f64,
+    /// How long kwok runs each pod before it succeeds (a Go duration).
+    run_for: &'static str,
+    /// The longest wait for a phase's binds.
+    timeout: Duration,
+    /// The longest wait for a phase's binds by Volcano's scheduler, which is measured for what
+    /// it binds in that time.
+    volcano_timeout: Duration,
+}
 
 pub const FULL: Size = Size {
     name: "bench-kwok",
@@ -29,6 +76,7 @@ pub const FULL: Size = Size {
     rate_pods_per_s: 500.0,
     run_for: "30s",
     timeout: Duration::from_secs(600),
+    volcano_timeout: Duration::from_secs(900),
 };
 
 pub const SHORT: Size = Size {
@@ -39,35 +87,487 @@ pub const SHORT: Size = Size {
     rate_pods_per_s: 500.0,
     run_for: "5s",
     timeout: Duration::from_secs(120),
+    volcano_timeout: Duration::from_secs(240),
 };
 
 pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
-    let result = cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await;
+    let Some(v) = &ctx.env.volcano else {
+        let result = cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await;
+        ctx.cluster.clear_namespace(CEILING_NS).await?;
+        return result;
+    };
+    let result = async {
+        volcano::put_crds(ctx, v).await?;
+        cleaning(ctx, NS, NODE_PREFIX, body(ctx, size)).await
+    }
+    .await;
     ctx.cluster.clear_namespace(CEILING_NS).await?;
+    ctx.cluster.clear_namespace(VOLCANO_NS).await?;
+    volcano::restore_crds(ctx, v).await?;
     result
+}
+
+/// The scheduler a run measures.
+#[derive(Clone, Copy)]
+enum Contender<'a> {
+    Tephra,
+    /// Volcano's own vc-scheduler.
+    Volcano(&'a Volcano),
+}
+
+impl Contender<'_> {
+    fn label(self) -> &'static str {
+        match self {
+            Contender::Tephra => "tephra",
+            Contender::Volcano(_) => "volcano",
+        }
+    }
+
+    fn namespace(self) -> &'static str {
+        match self {
+            Contender::Tephra => NS,
+            Contender::Volcano(_) => VOLCANO_NS,
+        }
+    }
+
+    fn timeout(self, size: &Size) -> Duration {
+        match self {
+            Contender::Tephra => size.timeout,
+            Contender::Volcano(_) => size.volcano_timeout,
+        }
+    }
+
+    /// Starts the scheduler with the chart's arguments, `conf` and the bench nodes' selector.
+    fn start(self, ctx: &Ctx, name: &str, conf: &Path) -> Result<SchedulerProc> {
+        let mut args = chart_args(&conf.display().to_string());
+        args.push(format!("--node-selector=e2e:{NODE_PREFIX}"));
+        let kubeconfig = ctx.env.work.join("scheduler.kubeconfig");
+        match self {
+            Contender::Tephra => SchedulerProc::start(&ctx.env, name, &args, &kubeconfig),
+            Contender::Volcano(v) => {
+                SchedulerProc::start_program(&ctx.env, &v.scheduler, name, &args, &kubeconfig)
+            }
+        }
+    }
+
+    /// The scheduler's API writes so far, from its metrics text.
+    fn writes(self, metrics: &str) -> BTreeMap<String, f64> {
+        match self {
+            Contender::Tephra => api_writes(metrics),
+            Contender::Volcano(_) => volcano::writes_by_method(metrics),
+        }
+    }
+
+    /// What to do when `what` did not finish in time: tephra fails the benchmark; Volcano's
+    /// scheduler is measured as far as it got.
+    fn short_of(self, what: &str) -> Result<()> {
+        match self {
+            Contender::Tephra => bail!("{what}"),
+            Contender::Volcano(_) => {
+                println!("       Volcano's scheduler: {what}; measured as far as it got");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One scheduler's run: its phases and how long its PodGroup statuses took to catch up.
+struct Run {
+    burst: Phase,
+    /// `None` when the burst was not all bound (Volcano's scheduler only).
+    rate: Option<Phase>,
+    catch_up: Option<f64>,
+}
+
+/// The objects of gang `g` in namespace `ns`: its PodGroup and pods.
+fn gang(ns: &str, g: usize, run_for: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let name = format!("g{g}");
+    let pods = (0..GANG_SIZE)
+        .map(|i| {
+            let mut p = pod(ns, &format!("{name}-{i}"), &name, "1", "1Gi");
+            p["metadata"]["annotations"][RUN_FOR] = json!(run_for);
+            p
+        })
+        .collect();
+    (pod_group(ns, &name, "default", GANG_SIZE as i32), pods)
+}
+
+fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
+    gangs
+        .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
+        .collect()
+}
+
+/// Creates gang `g`; returns when its pods were sent.
+async fn create_gang(
+    cluster: crate::cluster::Cluster,
+    ns: &'static str,
+    g: usize,
+    run_for: &'static str,
+) -> Result<Instant> {
+    let (group, pods) = gang(ns, g, run_for);
+    cluster.create(&group).await?;
+    let sent = Instant::now();
+    cluster.create_all(pods).await?;
+    Ok(sent)
+}
+
+/// Waits until every pod of `pods` is bound or `timeout` passes; the bind time of each, `None`
+/// for those not bound. Fails when a process exits.
+async fn wait_bound(
+    times: &BindTimes,
+    pods: &[String],
+    timeout: Duration,
+    s: &mut SchedulerProc,
+    kwok: &mut KwokProc,
+) -> Result<Vec<Option<Instant>>> {
+    let start = Instant::now();
+    loop {
+        let bound = times.of(pods);
+        if bound.iter().all(Option::is_some) || start.elapsed() >= timeout {
+            return Ok(bound);
+        }
+        s.check_alive()?;
+        kwok.check_alive()?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Seconds until every PodGroup of `ns` is Running or Completed as the API holds it; `None`
+/// after `timeout`, with how many were.
+async fn status_catch_up(
+    ctx: &Ctx,
+    ns: &str,
+    groups: usize,
+    timeout: Duration,
+) -> Result<std::result::Result<f64, usize>> {
+    let start = Instant::now();
+    loop {
+        let settled = ctx
+            .cluster
+            .pod_groups(ns)
+            .await?
+            .iter()
+            .filter(|pg| {
+                let phase = pg.pointer("/status/phase").and_then(|p| p.as_str());
+                matches!(phase, Some("Running" | "Completed"))
+            })
+            .count();
+        if settled == groups {
+            return Ok(Ok(start.elapsed().as_secs_f64()));
+        }
+        if start.elapsed() >= timeout {
+            return Ok(Err(settled));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 async fn body(ctx: &Ctx, size: Size) -> Result<()> {
     let tag = size.name;
-    make_nodes(ctx, &size, NODE_PREFIX).await?;
-    let ceiling = ceiling(ctx, &size, CEILING_NS).await?;
+    let t = Instant::now();
+    fake_nodes(&ctx.cluster, NODE_PREFIX, size.nodes, "8", "32Gi").await?;
+    println!(
+        "       {tag}: {} kwok nodes created in {:.1}s",
+        size.nodes,
+        t.elapsed().as_secs_f64()
+    );
+    let burst_pods = size.burst_gangs * GANG_SIZE;
+    // Bound to nodes that do not exist, so kwok leaves them alone: the same API work.
+    let ceiling = binding_ceiling(ctx, CEILING_NS, burst_pods, |i| format!("ceiling-{i}")).await?;
+    println!(
+        "       {tag}: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
+    );
     let mut kwok = KwokProc::start(&ctx.env, tag)?;
-    let conf = ctx.write_conf(tag, CHART_CONF)?;
-    let selector = format!("--node-selector=e2e:{NODE_PREFIX}");
-    let mut played = play(ctx, tag, NS, &size, ceiling, &mut kwok, || {
-        Ok(vec![ctx.scheduler(tag, &conf, &[selector.as_str()])?])
+    let tephra = measure(ctx, &size, ceiling, Contender::Tephra, &mut kwok).await?;
+    append_records(ctx, &size, ceiling, &tephra, None)?;
+    if let Some(v) = &ctx.env.volcano {
+        // Tephra's pods go, so Volcano's scheduler meets the nodes empty, as tephra did.
+        empty_namespace(ctx, NS, size.timeout).await?;
+        volcano::open_queues(ctx).await?;
+        let chart = volcano_chart::chart(ctx)?;
+        let peer = volcano_chart::with_chart_objects(
+            ctx,
+            &chart,
+            measure(ctx, &size, ceiling, Contender::Volcano(v), &mut kwok),
+        )
+        .await?;
+        append_records(ctx, &size, ceiling, &peer, Some(&v.commit))?;
+        compare(tag, &tephra, &peer, &v.commit);
+    }
+    kwok.check_alive()?;
+    kwok.stop().await
+}
+
+/// Deletes the pods and PodGroups of `ns` until none is left: one deletion of thousands of pods
+/// while kwok still writes their statuses can pass the API server's request timeout, and then
+/// the server goes on deleting after the answer is lost.
+async fn empty_namespace(ctx: &Ctx, ns: &str, timeout: Duration) -> Result<()> {
+    let start = Instant::now();
+    let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ns);
+    loop {
+        let cleared = ctx.cluster.clear_namespace(ns).await;
+        let left = pods
+            .list(&ListParams::default().limit(1))
+            .await?
+            .items
+            .len();
+        if cleared.is_ok() && left == 0 {
+            return Ok(());
+        }
+        if start.elapsed() >= timeout {
+            return cleared.and_then(|()| bail!("pods of {ns} left after {timeout:?}"));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+/// Runs the burst and the fixed rate with one scheduler in its namespace.
+async fn measure(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    who: Contender<'_>,
+    kwok: &mut KwokProc,
+) -> Result<Run> {
+    let ns = who.namespace();
+    ctx.cluster.namespace(ns).await?;
+    let (times, watch) = BindTimes::start(&ctx.cluster, ns);
+    let run = phases(ctx, size, ceiling, who, &times, kwok).await;
+    watch.abort();
+    times.check_single_binds()?;
+    run
+}
+
+async fn phases(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    who: Contender<'_>,
+    times: &BindTimes,
+    kwok: &mut KwokProc,
+) -> Result<Run> {
+    let (tag, ns, timeout) = (size.name, who.namespace(), who.timeout(size));
+    let lead = format!("{tag}: {}", who.label());
+    let t = Instant::now();
+    let mut objects = Vec::new();
+    for g in 0..size.burst_gangs {
+        let (group, pods) = gang(ns, g, size.run_for);
+        objects.push(group);
+        objects.extend(pods);
+    }
+    ctx.cluster.create_all(objects).await?;
+    let burst_created = Instant::now();
+    let burst_pods = size.burst_gangs * GANG_SIZE;
+    println!(
+        "       {lead}: burst of {burst_pods} pods in {} gangs created in {:.1}s",
+        size.burst_gangs,
+        t.elapsed().as_secs_f64()
+    );
+    let name = format!("{tag}-{}", who.label());
+    let conf = ctx.write_conf(&name, CHART_CONF)?;
+    let start = Instant::now();
+    let mut s = who.start(ctx, &name, &conf)?;
+    let burst_names = pod_names(0..size.burst_gangs);
+    let bound = wait_bound(times, &burst_names, timeout, &mut s, kwok).await?;
+    let after_burst = who.writes(&s.http_get("/metrics").await?);
+    let burst = Phase {
+        name: "burst",
+        from: start,
+        created: vec![burst_created; burst_pods],
+        bound,
+        writes: after_burst.clone(),
+    };
+    burst.print(&lead, ceiling);
+    if !burst.complete() {
+        who.short_of(&format!(
+            "only {} of {} pods bound after {timeout:?}",
+            burst.bound_pods(),
+            burst.pods()
+        ))?;
+        s.stop().await?;
+        return Ok(Run {
+            burst,
+            rate: None,
+            catch_up: None,
+        });
+    }
+
+    let rate_gangs = size.burst_gangs..size.burst_gangs + size.rate_gangs;
+    let period = Duration::from_secs_f64(GANG_SIZE as f64 / size.rate_pods_per_s);
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let slots = Arc::new(tokio::sync::Semaphore::new(CREATING_AT_ONCE));
+    let rate_start = Instant::now();
+    let mut creating = Vec::new();
+    for g in rate_gangs.clone() {
+        ticker.tick().await;
+        let slot = slots.clone().acquire_owned().await?;
+        let (cluster, run_for) = (ctx.cluster.clone(), size.run_for);
+        creating.push(tokio::spawn(async move {
+            let sent = create_gang(cluster, ns, g, run_for).await;
+            drop(slot);
+            sent
+        }));
+    }
+    let mut created = Vec::new();
+    for h in creating {
+        let sent = h.await??;
+        created.extend(std::iter::repeat_n(sent, GANG_SIZE));
+    }
+    let creation_rate = created.len() as f64 / rate_start.elapsed().as_secs_f64();
+    println!(
+        "       {lead}: fixed rate: {} pods created at {creation_rate:.0} pods/s (asked {:.0})",
+        created.len(),
+        size.rate_pods_per_s
+    );
+    let rate_names = pod_names(rate_gangs);
+    let bound = wait_bound(times, &rate_names, timeout, &mut s, kwok).await?;
+    let mut rate = Phase {
+        name: "rate",
+        from: rate_start,
+        created,
+        bound,
+        writes: BTreeMap::new(),
+    };
+    let catch_up = if rate.complete() {
+        let groups = size.burst_gangs + size.rate_gangs;
+        match status_catch_up(ctx, ns, groups, timeout).await? {
+            Ok(seconds) => {
+                println!(
+                    "       {lead}: PodGroup statuses caught up {seconds:.1}s after the last bind"
+                );
+                Some(seconds)
+            }
+            Err(settled) => {
+                who.short_of(&format!(
+                    "{settled} of {groups} PodGroups Running or Completed after {timeout:?}"
+                ))?;
+                None
+            }
+        }
+    } else {
+        who.short_of(&format!(
+            "only {} of {} pods bound after {timeout:?}",
+            rate.bound_pods(),
+            rate.pods()
+        ))?;
+        None
+    };
+    rate.writes = writes_between(&after_burst, &who.writes(&s.http_get("/metrics").await?));
+    rate.print(&lead, ceiling);
+    s.check_alive()?;
+    s.stop().await?;
+    Ok(Run {
+        burst,
+        rate: Some(rate),
+        catch_up,
     })
-    .await?;
-    for part in [&played.burst, &played.rate] {
-        let record = part.record(tag, &size, ceiling, played.catch_up_s);
+}
+
+/// Appends a record per phase of `run` to the history when asked; a run whose statuses did not
+/// catch up (Volcano's scheduler short of time) has no complete record and appends none.
+fn append_records(
+    ctx: &Ctx,
+    size: &Size,
+    ceiling: f64,
+    run: &Run,
+    volcano_commit: Option<&str>,
+) -> Result<()> {
+    let (Some(rate), Some(catch_up)) = (&run.rate, run.catch_up) else {
+        if std::env::var_os(history::HISTORY_VAR).is_some() {
+            println!(
+                "       {}: no history record: the run did not finish",
+                size.name
+            );
+        }
+        return Ok(());
+    };
+    for phase in [&run.burst, rate] {
+        let record = phase.record((size.name, size.nodes), ceiling, catch_up, volcano_commit);
         if let Some(path) = history::append_if_asked(&ctx.env, record)? {
             println!(
-                "       {tag}: {} record appended to {}",
-                part.name,
+                "       {}: {} record appended to {}",
+                size.name,
+                phase.name,
                 path.display()
             );
         }
     }
-    played.stop().await?;
-    kwok.stop().await
+    Ok(())
+}
+
+/// Prints tephra's and Volcano's figures side by side, phase by phase, with their ratio.
+fn compare(tag: &str, tephra: &Run, volcano: &Run, commit: &str) {
+    println!(
+        "       {tag}: tephra beside Volcano's vc-scheduler ({commit}): same API server, nodes and jobs"
+    );
+    println!(
+        "       {tag}:   {:<5} {:<8} {:>11} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7}  API writes by method",
+        "phase",
+        "sched",
+        "bound",
+        "pods/s",
+        "binding",
+        "c2b p50",
+        "c2b p99",
+        "first",
+        "last",
+        "w/pod"
+    );
+    let phases = [
+        (Some(&tephra.burst), Some(&volcano.burst)),
+        (tephra.rate.as_ref(), volcano.rate.as_ref()),
+    ];
+    for (t, v) in phases {
+        for (who, phase) in [("tephra", t), ("volcano", v)] {
+            let Some(p) = phase else { continue };
+            let q = p.creation_to_bound();
+            let by_method = if who == "tephra" {
+                volcano::by_method(&p.writes)
+            } else {
+                p.writes.clone()
+            };
+            let methods: Vec<String> = by_method
+                .iter()
+                .map(|(m, n)| format!("{m} {:.2}", n / p.pods().max(1) as f64))
+                .collect();
+            println!(
+                "       {tag}:   {:<5} {who:<8} {:>11} {:>7.0} {:>8.0} {:>6.0}ms {:>6.0}ms {:>6.2}s {:>6.1}s {:>7.2}  {} per pod",
+                p.name,
+                format!("{}/{}", p.bound_pods(), p.pods()),
+                p.pods_per_s(),
+                p.binding_pods_per_s(),
+                q.map_or(f64::NAN, |q| q.p50),
+                q.map_or(f64::NAN, |q| q.p99),
+                p.first().as_secs_f64(),
+                p.last().as_secs_f64(),
+                p.writes_per_pod(),
+                methods.join(", ")
+            );
+        }
+        match (t, v) {
+            (Some(t), Some(v)) if v.bound_pods() == 0 => println!(
+                "       {tag}:   {:<5} tephra/Volcano: no ratio, Volcano's scheduler bound no pod",
+                t.name
+            ),
+            (Some(t), Some(v)) => println!(
+                "       {tag}:   {:<5} tephra/Volcano: {:.1}x pods/s, {:.1}x binding pods/s{}",
+                t.name,
+                t.pods_per_s() / v.pods_per_s().max(1e-9),
+                t.binding_pods_per_s() / v.binding_pods_per_s().max(1e-9),
+                if v.complete() {
+                    ""
+                } else {
+                    " (Volcano's over the pods it bound)"
+                }
+            ),
+            _ => {}
+        }
+    }
+    if let (Some(t), Some(v)) = (tephra.catch_up, volcano.catch_up) {
+        println!(
+            "       {tag}:   PodGroup statuses caught up after the last bind: tephra {t:.1}s, Volcano {v:.1}s"
+        );
+    }
 }

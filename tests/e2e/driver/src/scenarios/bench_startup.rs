@@ -235,6 +235,7 @@ async fn body(ctx: &Ctx, size: Size) -> Result<()> {
         binds_by_scheduler: None,
         running_pods: Some(running_pods as u32),
         caches_synced_s: Some(synced.as_secs_f64()),
+        volcano_commit: None,
     })?;
     if let Some(path) = appended {
         println!("       {tag}: record appended to {}", path.display());

@@ -295,6 +295,7 @@ impl Part {
             binds_by_scheduler: Some(binds),
             running_pods: None,
             caches_synced_s: None,
+            volcano_commit: None,
         }
     }
 }

@@ -218,6 +218,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         running_pods: None,
         caches_synced_s: None,
         binds_by_scheduler: None,
+        volcano_commit: None,
     })?;
     if let Some(path) = appended {
         println!("       throughput: record appended to {}", path.display());

@@ -29,22 +29,39 @@ const APPLIED: &[&str] = &[
 const REPLACED: &[&str] = &["rbac.yaml", "scheduler-config.yaml"];
 
 pub async fn run(ctx: &Ctx) -> Result<()> {
-    let chart = Rendered::load(&ctx.env.deploy.join("volcano-chart/scheduler.yaml"))?;
-    let result = with_chart_objects(ctx, &chart).await;
+    let chart = chart(ctx)?;
+    with_chart_objects(ctx, &chart, async {
+        check_runs_as_token_holder(&chart)?;
+        cleaning(ctx, NS, "volcano-chart", body(ctx, &chart)).await
+    })
+    .await
+}
+
+/// The chart's scheduler objects, as kept in deploy/volcano-chart/.
+pub fn chart(ctx: &Ctx) -> Result<Rendered> {
+    Rendered::load(&ctx.env.deploy.join("volcano-chart/scheduler.yaml"))
+}
+
+/// Runs `body` with the chart's objects in the place of deploy/'s, and puts deploy/'s back
+/// afterwards, whatever the outcome.
+pub async fn with_chart_objects<T>(
+    ctx: &Ctx,
+    chart: &Rendered,
+    body: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let result = async {
+        for kind in APPLIED {
+            ctx.cluster.replace(chart.one(kind)?).await?;
+        }
+        body.await
+    }
+    .await;
     for file in REPLACED {
         for object in Rendered::load(&ctx.env.deploy.join(file))?.objects {
             ctx.cluster.replace(&object).await?;
         }
     }
     result
-}
-
-async fn with_chart_objects(ctx: &Ctx, chart: &Rendered) -> Result<()> {
-    for kind in APPLIED {
-        ctx.cluster.replace(chart.one(kind)?).await?;
-    }
-    check_runs_as_token_holder(chart)?;
-    cleaning(ctx, NS, "volcano-chart", body(ctx, chart)).await
 }
 
 /// The driver holds a token of volcano-system/volcano-scheduler (written at setup); the chart's
