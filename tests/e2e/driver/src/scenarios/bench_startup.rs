@@ -65,7 +65,7 @@ pub const SHORT: Size = Size {
 
 pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
     let result = cleaning(ctx, PENDING_NS, NODE_PREFIX, body(ctx, size)).await;
-    ctx.cluster.clear_namespace(RUNNING_NS).await?;
+    ctx.cluster.clear_large_namespace(RUNNING_NS).await?;
     ctx.cluster.clear_namespace(CEILING_NS).await?;
     result
 }
