@@ -27,8 +27,9 @@ use kube::api::{Api, ListParams};
 use serde_json::json;
 
 use self::binds::BindTimes;
-use self::phase::{Phase, writes_between};
+use self::phase::Phase;
 use super::cleaning;
+use super::gang_stream::writes_between;
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
 use super::volcano_chart;
 use crate::api_writes::api_writes;

@@ -143,7 +143,7 @@ fn rank(sorted: &[f64], q: f64) -> f64 {
     sorted[i - 1]
 }
 
-fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
+pub(super) fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
     if ms.is_empty() {
         return None;
     }
@@ -156,7 +156,7 @@ fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
 }
 
 /// Writes of `after` less those of `before`, by kind.
-fn writes_between(
+pub(super) fn writes_between(
     before: &BTreeMap<String, f64>,
     after: &BTreeMap<String, f64>,
 ) -> BTreeMap<String, f64> {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
 
+use super::super::gang_stream::quantiles;
 use super::super::throughput::CEILING_CONCURRENCY;
 
 /// One phase of one scheduler's run.
@@ -151,36 +152,6 @@ impl Phase {
             volcano_commit,
         }
     }
-}
-
-/// The `q` quantile of `sorted` milliseconds (nearest rank).
-fn rank(sorted: &[f64], q: f64) -> f64 {
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[i - 1]
-}
-
-fn quantiles(mut ms: Vec<f64>) -> Option<Quantiles> {
-    if ms.is_empty() {
-        return None;
-    }
-    ms.sort_by(f64::total_cmp);
-    Some(Quantiles {
-        p50: rank(&ms, 0.5),
-        p90: rank(&ms, 0.9),
-        p99: rank(&ms, 0.99),
-    })
-}
-
-/// Writes of `after` less those of `before`, by kind.
-pub fn writes_between(
-    before: &BTreeMap<String, f64>,
-    after: &BTreeMap<String, f64>,
-) -> BTreeMap<String, f64> {
-    after
-        .iter()
-        .map(|(k, n)| (k.clone(), n - before.get(k).copied().unwrap_or(0.0)))
-        .filter(|(_, n)| *n > 0.0)
-        .collect()
 }
 
 #[cfg(test)]
