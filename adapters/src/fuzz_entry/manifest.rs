@@ -26,19 +26,23 @@ pub fn manifest_yaml(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(inputs) = load_text("fuzz.yaml", text) {
-        let _ = simulate_inputs(inputs, &one_cycle(), &REGISTRY);
-    }
+    super::on_one_thread(|| {
+        if let Ok(inputs) = load_text("fuzz.yaml", text) {
+            let _ = simulate_inputs(inputs, &one_cycle(), &REGISTRY);
+        }
+    });
 }
 
 /// A manifest stream as `tephra bench --workload` reads a file (a JSON stream decoded as it
 /// is read, else YAML), then a cycle over its objects.
 pub fn manifest_json(data: &[u8]) {
-    if let Ok(manifest) = load_reader(data, "fuzz.json") {
-        let inputs = crate::simulate::Inputs {
-            objects: manifest.objects,
-            ..Default::default()
-        };
-        let _ = simulate_inputs(inputs, &one_cycle(), &REGISTRY);
-    }
+    super::on_one_thread(|| {
+        if let Ok(manifest) = load_reader(data, "fuzz.json") {
+            let inputs = crate::simulate::Inputs {
+                objects: manifest.objects,
+                ..Default::default()
+            };
+            let _ = simulate_inputs(inputs, &one_cycle(), &REGISTRY);
+        }
+    });
 }

@@ -26,7 +26,7 @@ use crate::api::{ClusterObject, ContainerImage, Node, Pod, PodGroup, Queue, Reso
 use crate::config::{ArgumentError, Arguments, ConfigError, SchedulerConfig};
 use crate::framework::{Plugin, PluginRegistry, Session, SessionOptions};
 use crate::model::Quantity;
-use crate::snapshot::{GROUP_NAME_ANNOTATION, SnapshotBuilder};
+use crate::snapshot::{GROUP_NAME_ANNOTATION, Snapshot, SnapshotBuilder};
 
 pub mod find;
 pub mod objects;
@@ -260,6 +260,12 @@ impl Harness {
         let names = names.iter().map(|n| n.to_string());
         self.builder.nodes_changed_since(since, names);
         self
+    }
+
+    /// The snapshot of the objects added so far, for callers that open many sessions over one
+    /// cluster (a fuzz target) and should not rebuild it each time.
+    pub fn snapshot(&self) -> Snapshot {
+        self.builder.build()
     }
 
     /// Parses the configuration and opens the session.

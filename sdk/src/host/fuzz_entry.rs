@@ -8,8 +8,12 @@ use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
 use tephra_engine::actions::run_all;
-use tephra_engine::framework::{EvictionContext, FitError, SearchPurpose, StatusCode};
+use tephra_engine::config::SchedulerConfig;
+use tephra_engine::framework::{
+    EvictionContext, FitError, PluginRegistry, SearchPurpose, Session, SessionOptions, StatusCode,
+};
 use tephra_engine::harness::Harness;
+use tephra_engine::snapshot::Snapshot;
 
 use super::PluginLibrary;
 use super::session::lend;
@@ -416,6 +420,18 @@ fn views(ssn: &tephra_engine::framework::SessionState, input: &mut Input) {
     }
 }
 
+/// The built-in plugins and the oracle, registered once.
+static REGISTRY: LazyLock<PluginRegistry> = LazyLock::new(|| {
+    let mut registry = tephra_engine::plugins::builtin_registry();
+    LIBRARY.register(&mut registry);
+    registry
+});
+
+/// `CLUSTER`, parsed and built once: every input opens its session over the same snapshot, so
+/// an execution spends its time on what the input decides, not on reading a constant.
+static SNAPSHOT: LazyLock<Arc<Snapshot>> =
+    LazyLock::new(|| Arc::new(Harness::new("").manifests(CLUSTER).snapshot()));
+
 /// The target: `build` with the first slice as arguments, a session whose oracle plays the
 /// second slice, then accessor calls from the rest on the session it leaves.
 pub fn plugin_abi(data: &[u8]) {
@@ -423,14 +439,15 @@ pub fn plugin_abi(data: &[u8]) {
     let index = u32::from(input.byte() % 3);
     build(input.slice(), index);
     let script = input.slice();
-    let mut registry = tephra_engine::framework::PluginRegistry::new();
-    LIBRARY.register(&mut registry);
-    let external = registry.get("oracle").cloned().expect("registered above");
-    let Ok(mut ssn) = Harness::new(&conf(script))
-        .with_plugin("oracle", move |a| external(a))
-        .manifests(CLUSTER)
-        .open()
-    else {
+    let Ok(config) = SchedulerConfig::parse(&conf(script)) else {
+        return;
+    };
+    let Ok(mut ssn) = Session::open(
+        Arc::clone(&SNAPSHOT),
+        Arc::new(config),
+        &REGISTRY,
+        SessionOptions::default(),
+    ) else {
         return;
     };
     run_all(&mut ssn);
