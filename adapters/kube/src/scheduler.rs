@@ -354,6 +354,7 @@ impl Scheduler {
 
     /// Waits until every watched kind has been listed once, or the sync timeout (0: no limit).
     pub async fn wait_for_sync(&mut self) {
+        let started = Instant::now();
         let mut missing: Vec<ObjectKind> = self.settings.watched.clone();
         let deadline = (!self.settings.resource_sync_timeout.is_zero())
             .then(|| Instant::now() + self.settings.resource_sync_timeout);
@@ -373,7 +374,7 @@ impl Scheduler {
                 missing.retain(|k| *k != kind);
             }
         }
-        tracing::info!("caches synced");
+        tracing::info!("caches synced in {:.2?}", started.elapsed());
     }
 
     fn maybe_reload(&mut self) -> Result<(), String> {

@@ -3,6 +3,7 @@
 //! (after a lost watch or an API server restart) deletes what it no longer lists.
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use futures::StreamExt;
 use kube::Client;
@@ -244,6 +245,13 @@ impl KindFeed {
 }
 
 /// Watches `kind` until the receiver goes away, restarting with back-off after errors.
+///
+/// The first list is served from the API server's watch cache (`resourceVersion=0`), as
+/// Volcano's informers list (client-go's reflector): a quorum read of every page costs the API
+/// server several times more, which on a large cluster is most of start-up, and the watch that
+/// follows brings every newer change. A watch the server expired (410 Gone) is re-listed with a
+/// quorum read instead, again as the reflector does, so a re-list never returns a state older
+/// than one already seen.
 pub async fn run_watch(
     client: Client,
     kind: ObjectKind,
@@ -252,33 +260,56 @@ pub async fn run_watch(
 ) {
     let api: Api<DynamicObject> = Api::all_with(client, &api_resource(kind));
     let mut feed = KindFeed::new(kind, keep);
-    let mut stream = watcher::watcher(api, watcher::Config::default())
-        .default_backoff()
-        .boxed();
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => {
-                for f in feed.on_event(event) {
-                    if tx.send(f).await.is_err() {
-                        return;
+    let started = Instant::now();
+    let mut config = watcher::Config::default().any_semantic();
+    loop {
+        let mut stream = watcher::watcher(api.clone(), config.clone())
+            .default_backoff()
+            .boxed();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(event) => {
+                    for f in feed.on_event(event) {
+                        if matches!(f, Feed::Synced(_)) {
+                            // Start-up is the slowest list's time: say which one that is.
+                            tracing::info!(
+                                "watch of {kind}: first list of {} objects in {:.2?}",
+                                feed.known.len(),
+                                started.elapsed()
+                            );
+                        }
+                        if tx.send(f).await.is_err() {
+                            return;
+                        }
                     }
                 }
-            }
-            Err(e) if is_not_served(&e) => {
-                if let Some(synced) = feed.on_not_served() {
-                    tracing::warn!(
-                        "watch of {kind}: the API server does not serve {} ({e}); \
-                         scheduling as if there were none until it does",
-                        api_resource(kind).plural
-                    );
-                    if tx.send(synced).await.is_err() {
-                        return;
+                Err(e) if is_not_served(&e) => {
+                    if let Some(synced) = feed.on_not_served() {
+                        tracing::warn!(
+                            "watch of {kind}: the API server does not serve {} ({e}); \
+                             scheduling as if there were none until it does",
+                            api_resource(kind).plural
+                        );
+                        if tx.send(synced).await.is_err() {
+                            return;
+                        }
                     }
                 }
+                Err(e) if is_expired(&e) => {
+                    tracing::warn!("watch of {kind}: {e}; re-listing with a quorum read");
+                    config = watcher::Config::default();
+                    break;
+                }
+                Err(e) => tracing::warn!("watch of {kind}: {e}"),
             }
-            Err(e) => tracing::warn!("watch of {kind}: {e}"),
         }
     }
+}
+
+/// Whether a watch error says the watch's resource version is gone (410), after which the
+/// watcher lists again.
+fn is_expired(e: &watcher::Error) -> bool {
+    matches!(e, watcher::Error::WatchError(status) if status.code == 410)
 }
 
 /// Whether a watch error says the resource does not exist on the server (404 on the list).
@@ -489,5 +520,14 @@ mod tests {
         let pg = object(ObjectKind::PodGroup, "pg", json!({}));
         f.on_event(Event::Apply(pg.clone()));
         assert_eq!(names(&f.on_event(Event::Delete(pg))), ["-pg"]);
+    }
+
+    #[test]
+    fn only_an_expired_watch_is_relisted_with_a_quorum_read() {
+        let status = |code| Box::new(kube::core::Status::failure("", "").with_code(code));
+        assert!(is_expired(&watcher::Error::WatchError(status(410))));
+        assert!(!is_expired(&watcher::Error::WatchError(status(500))));
+        let not_found = kube::Error::Api(status(404));
+        assert!(!is_expired(&watcher::Error::InitialListFailed(not_found)));
     }
 }
