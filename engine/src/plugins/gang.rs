@@ -152,7 +152,11 @@ impl Plugin for Gang {
                     .map(|(c, unready)| (j, ssn.job_conditions_with(j, c), unready))
             })
             .collect();
-        let mut figures = GangFigures::default();
+        let retried = verdicts.iter().filter(|(_, _, u)| u.is_some()).count();
+        let mut figures = GangFigures {
+            unready_tasks: Vec::with_capacity(verdicts.len()),
+            retried: Vec::with_capacity(retried),
+        };
         for (j, conditions, unready) in verdicts {
             let name = &ssn.snap.jobs.name[j.idx()];
             figures
