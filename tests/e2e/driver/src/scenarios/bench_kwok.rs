@@ -13,7 +13,6 @@
 //! Run on request only (`tests/e2e/run bench-kwok`, or `bench-kwok-short` at a tenth of the
 //! size).
 
-mod binds;
 mod phase;
 
 use std::collections::BTreeMap;
@@ -26,8 +25,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use serde_json::json;
 
-use self::binds::BindTimes;
 use self::phase::Phase;
+use super::bind_watch::BindWatch;
 use super::cleaning;
 use super::gang_stream::writes_between;
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
@@ -216,7 +215,7 @@ async fn create_gang(
 /// Waits until every pod of `pods` is bound or `timeout` passes; the bind time of each, `None`
 /// for those not bound. Fails when a process exits.
 async fn wait_bound(
-    times: &BindTimes,
+    times: &BindWatch,
     pods: &[String],
     timeout: Duration,
     s: &mut SchedulerProc,
@@ -224,7 +223,7 @@ async fn wait_bound(
 ) -> Result<Vec<Option<Instant>>> {
     let start = Instant::now();
     loop {
-        let bound = times.of(pods);
+        let bound = times.bound_each(pods);
         if bound.iter().all(Option::is_some) || start.elapsed() >= timeout {
             return Ok(bound);
         }
@@ -333,9 +332,8 @@ async fn measure(
 ) -> Result<Run> {
     let ns = who.namespace();
     ctx.cluster.namespace(ns).await?;
-    let (times, watch) = BindTimes::start(&ctx.cluster, ns);
+    let times = BindWatch::start(&ctx.cluster, ns);
     let run = phases(ctx, size, ceiling, who, &times, kwok).await;
-    watch.abort();
     times.check_single_binds()?;
     run
 }
@@ -345,7 +343,7 @@ async fn phases(
     size: &Size,
     ceiling: f64,
     who: Contender<'_>,
-    times: &BindTimes,
+    times: &BindWatch,
     kwok: &mut KwokProc,
 ) -> Result<Run> {
     let (tag, ns, timeout) = (size.name, who.namespace(), who.timeout(size));

@@ -1,6 +1,6 @@
 //! A watch on one namespace's pods, started before any exist: when each pod was first seen
-//! bound, and how many pods each node held at most at once (bound, neither finished nor
-//! deleted). One watch delivers the changes in the order the API server made them, and a
+//! bound, how many pods each node held at most at once (bound, neither finished nor
+//! deleted), and any pod seen bound to a second node (a double bind). One watch delivers the changes in the order the API server made them, and a
 //! scheduler binds to room freed by a finished pod only after it saw that pod finish, so the
 //! peak is what the nodes really held.
 
@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
@@ -19,8 +19,10 @@ use crate::cluster::{Cluster, node_of};
 /// What the watch has seen so far.
 #[derive(Default)]
 struct Seen {
-    /// Pod → when it was first seen bound.
-    bound: HashMap<String, Instant>,
+    /// Pod → when it was first seen bound, and to which node.
+    bound: HashMap<String, (Instant, String)>,
+    /// Pods seen bound to one node, then to another.
+    rebound: Vec<String>,
     /// Pod → node, of the pods bound and still holding their room.
     holding: HashMap<String, String>,
     /// Node → pods holding room on it now.
@@ -38,17 +40,24 @@ impl Seen {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
         let finished = deleted || matches!(phase, Some("Succeeded" | "Failed"));
-        if !self.bound.contains_key(&name) {
-            self.bound.insert(name.clone(), Instant::now());
-            if !finished {
-                self.holding.insert(name, node.to_string());
-                let now = self.on_node.entry(node.to_string()).or_default();
-                *now += 1;
-                let peak = self.peak.entry(node.to_string()).or_default();
-                *peak = (*peak).max(*now);
+        match self.bound.get(&name) {
+            None => {
+                self.bound
+                    .insert(name.clone(), (Instant::now(), node.to_string()));
+                if !finished {
+                    self.holding.insert(name, node.to_string());
+                    let now = self.on_node.entry(node.to_string()).or_default();
+                    *now += 1;
+                    let peak = self.peak.entry(node.to_string()).or_default();
+                    *peak = (*peak).max(*now);
+                }
             }
-        } else if finished && let Some(node) = self.holding.remove(&name) {
-            *self.on_node.entry(node).or_default() -= 1;
+            Some((_, first)) if first != node => self.rebound.push(name),
+            Some(_) => {
+                if finished && let Some(node) = self.holding.remove(&name) {
+                    *self.on_node.entry(node).or_default() -= 1;
+                }
+            }
         }
     }
 }
@@ -97,10 +106,26 @@ impl BindWatch {
 
     /// The bind times of `pods`, those seen so far.
     pub fn bound(&self, pods: &[String]) -> Vec<Instant> {
+        self.bound_each(pods).into_iter().flatten().collect()
+    }
+
+    /// The bind time of each of `pods`, `None` for those not seen bound yet.
+    pub fn bound_each(&self, pods: &[String]) -> Vec<Option<Instant>> {
         let seen = self.seen.lock().expect("bind watch");
         pods.iter()
-            .filter_map(|p| seen.bound.get(p).copied())
+            .map(|p| seen.bound.get(p).map(|(t, _)| *t))
             .collect()
+    }
+
+    /// Fails when a pod was seen bound to two nodes.
+    pub fn check_single_binds(&self) -> Result<()> {
+        let seen = self.seen.lock().expect("bind watch");
+        ensure!(
+            seen.rebound.is_empty(),
+            "pods bound to a second node: {:?}",
+            seen.rebound
+        );
+        Ok(())
     }
 
     /// The node that held the most pods at once, and how many; `None` before any bind.
@@ -126,5 +151,38 @@ impl BindWatch {
 impl Drop for BindWatch {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Pod, PodSpec};
+
+    use super::*;
+
+    fn pod(name: &str, node: &str) -> Pod {
+        Pod {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                node_name: (!node.is_empty()).then(|| node.to_string()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_pod_seen_on_a_second_node_is_a_double_bind() {
+        let mut seen = Seen::default();
+        for (name, node) in [("a", ""), ("a", "n1"), ("a", "n1"), ("b", "n2")] {
+            seen.saw(&pod(name, node), false);
+        }
+        assert!(seen.rebound.is_empty());
+        assert!(seen.bound.contains_key("a") && !seen.bound.contains_key("c"));
+        seen.saw(&pod("a", "n2"), false);
+        assert_eq!(seen.rebound, ["a"]);
     }
 }
