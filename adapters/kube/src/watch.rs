@@ -247,9 +247,8 @@ impl KindFeed {
 /// Watches `kind` until the receiver goes away, restarting with back-off after errors.
 ///
 /// The first list is served from the API server's watch cache (`resourceVersion=0`), as
-/// Volcano's informers list (client-go's reflector): a quorum read of every page costs the API
-/// server several times more, which on a large cluster is most of start-up, and the watch that
-/// follows brings every newer change. A watch the server expired (410 Gone) is re-listed with a
+/// Volcano's informers list (client-go's reflector): before Kubernetes 1.31 a quorum read
+/// takes every page from etcd, and the watch that follows brings every newer change. A watch the server expired (410 Gone) is re-listed with a
 /// quorum read instead, again as the reflector does, so a re-list never returns a state older
 /// than one already seen.
 pub async fn run_watch(
