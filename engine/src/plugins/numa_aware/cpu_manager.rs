@@ -97,8 +97,10 @@ pub fn allocate(
             Err(_) => return CpuSet::new(),
         }
     }
+    // The aligned take can give more than asked (it takes whole sockets); Go's negative
+    // remainder then asks for nothing more.
     let rest: CpuSet = available.difference(&result).copied().collect();
-    match take_by_topology(topo, &rest, request - result.len()) {
+    match take_by_topology(topo, &rest, request.saturating_sub(result.len())) {
         Ok(taken) => result.extend(taken),
         Err(_) => return CpuSet::new(),
     }
@@ -169,6 +171,47 @@ mod tests {
                 i + 1
             );
         }
+    }
+
+    /// A node whose NUMA node 1 spans two sockets: socket 0 = CPUs 0-3 (NUMA node 0), socket
+    /// 1 = CPUs 4, 5, 7 and socket 2 = CPU 6 (both NUMA node 1), one CPU a core. Three sockets
+    /// over eight CPUs count as two CPUs a socket, so a request for two takes a whole socket.
+    fn uneven_node() -> NodeNuma {
+        let socket = |c: i32| match c {
+            0..=3 => 0,
+            6 => 2,
+            _ => 1,
+        };
+        let details = (0..8)
+            .map(|c| {
+                let info = CpuInfo {
+                    numa: c / 4,
+                    socket: socket(c),
+                    core: c,
+                };
+                (c, info)
+            })
+            .collect();
+        NodeNuma {
+            topology: CpuTopology::new(CpuDetails(details)),
+            ..NodeNuma::default()
+        }
+    }
+
+    #[test]
+    fn an_aligned_take_of_more_than_the_request_asks_for_nothing_more() {
+        let free: CpuSet = (0..8).collect();
+        let got = allocate(
+            &container(2),
+            &hint(&[0, 1], true),
+            &uneven_node(),
+            Some(&free),
+        );
+        assert_eq!(
+            got,
+            (0..4).collect(),
+            "socket 0 whole, as Volcano's arithmetic takes it"
+        );
     }
 
     /// CPU or NUMA node ids.
