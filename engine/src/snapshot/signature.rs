@@ -122,9 +122,11 @@ impl<'a> TaskSignature<'a> {
                 containers: spec.containers.iter().map(container).collect(),
                 init_containers: spec.init_containers.iter().map(container).collect(),
                 node_selector: spec.node_selector.clone(),
-                affinity: self.node_affinity().map(|na| Affinity {
-                    node_affinity: Some(na.clone()),
-                    ..Default::default()
+                affinity: self.node_affinity().map(|na| {
+                    Box::new(Affinity {
+                        node_affinity: Some(na.clone()),
+                        ..Default::default()
+                    })
                 }),
                 tolerations: spec.tolerations.clone(),
                 overhead: spec.overhead.clone(),
