@@ -53,11 +53,11 @@ impl ClusterState {
         for (name, claim) in &work.volumes {
             if let Some(pv) = storage.volumes.get_mut(name) {
                 let pv = Arc::make_mut(pv);
-                if pv.spec.claim_ref.as_ref() != Some(claim) {
-                    pv.metadata
-                        .annotations
-                        .entry(BOUND_BY_CONTROLLER_ANNOTATION.into())
-                        .or_insert_with(|| "yes".into());
+                let annotations = &mut pv.metadata.annotations;
+                if pv.spec.claim_ref.as_ref() != Some(claim)
+                    && !annotations.contains_key(BOUND_BY_CONTROLLER_ANNOTATION)
+                {
+                    annotations.insert(BOUND_BY_CONTROLLER_ANNOTATION.into(), "yes".into());
                 }
                 pv.spec.claim_ref = Some(claim.clone());
             }

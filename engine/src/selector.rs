@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{LabelSelector, NodeSelectorRequirement};
+use crate::api::{LabelSelector, NodeSelectorRequirement, StringMap};
 
 /// A requirement operator (`selection.Operator`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ impl Requirement {
     }
 
     /// `Requirement.Matches`.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &StringMap) -> bool {
         let value = labels.get(&self.key);
         match self.op {
             Operator::In => value.is_some_and(|v| self.values.contains(v)),
@@ -179,7 +179,7 @@ impl Selector {
     }
 
     /// `Selector.Matches`.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &StringMap) -> bool {
         match self {
             Selector::Nothing => false,
             Selector::All(reqs) => reqs.iter().all(|r| r.matches(labels)),
@@ -291,7 +291,7 @@ mod tests {
     use super::*;
     use crate::api::LabelSelectorRequirement;
 
-    fn labels(p: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn labels<M: FromIterator<(String, String)>>(p: &[(&str, &str)]) -> M {
         p.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()

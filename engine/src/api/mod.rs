@@ -9,6 +9,7 @@ mod numatopology;
 mod objects;
 mod resource_list;
 mod storage;
+mod string_map;
 mod time;
 mod workloads;
 
@@ -20,5 +21,6 @@ pub use numatopology::{
 pub use objects::*;
 pub use resource_list::ResourceList;
 pub use storage::*;
+pub use string_map::StringMap;
 pub use time::{Time, TimeError};
 pub use workloads::*;

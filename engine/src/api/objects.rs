@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CsiDriver, CsiNode, CsiStorageCapacity, Memo, Numatopology, PersistentVolume,
-    PersistentVolumeClaim, ResourceList, StorageClass, Time, VolumeAttachment,
+    PersistentVolumeClaim, ResourceList, StorageClass, StringMap, Time, VolumeAttachment,
 };
 
 /// `metadata`.
@@ -18,8 +18,8 @@ pub struct ObjectMeta {
     pub name: String,
     pub namespace: String,
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: StringMap,
+    pub annotations: StringMap,
     pub creation_timestamp: Option<Time>,
     pub deletion_timestamp: Option<Time>,
     pub resource_version: String,

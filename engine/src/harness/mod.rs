@@ -17,7 +17,6 @@
 //! assert!(ssn.predicate(t, ssn.state.snap.nodes.id("n1").unwrap()).is_ok());
 //! ```
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -108,7 +107,7 @@ impl Harness {
         n.metadata.labels = labels
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<BTreeMap<_, _>>();
+            .collect();
         let mut alloc = resources(cpu, memory);
         alloc.insert("pods".into(), Quantity::from_units(110));
         n.status.capacity = alloc.clone();

@@ -29,7 +29,7 @@ use super::{
 use crate::api::{
     ClusterObject, HyperNode, LabelSelector, Namespace, NetworkTopologySpec, Node, NodeMetrics,
     NumaSets, Numatopology, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Queue, ResourceList,
-    ResourceQuota,
+    ResourceQuota, StringMap,
 };
 use crate::model::{Dim, HyperNodeId, JobId, NodeId, QueueId, Resource, SubJobId, TaskId};
 use crate::selector::Selector;
@@ -83,7 +83,7 @@ pub struct SnapshotBuilder<'a> {
 static LAST_SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// True when `sel` parses and matches `labels` (a selector that does not parse selects nothing).
-fn selects(sel: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+fn selects(sel: Option<&LabelSelector>, labels: &StringMap) -> bool {
     Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
 }
 

@@ -1,11 +1,12 @@
 //! Node sets per label `key=value` and per label key, so selectors become set algebra. Sets
 //! are sparse or dense by size: a hostname label names one node of 50,000.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 
 use super::NodeSet;
+use crate::api::StringMap;
 use crate::model::NodeId;
 
 /// Inverted index from node labels to node sets: per key, the nodes with that key and the nodes
@@ -23,10 +24,7 @@ struct KeyIndex {
 
 impl LabelIndex {
     /// Builds the index over `labels[node]`.
-    pub fn build<'a>(
-        labels: impl Iterator<Item = &'a BTreeMap<String, String>>,
-        len: usize,
-    ) -> Self {
+    pub fn build<'a>(labels: impl Iterator<Item = &'a StringMap>, len: usize) -> Self {
         type Ids = Vec<u32>;
         type Values<'a> = HashMap<&'a str, Ids, FixedState>;
         let mut keys: HashMap<&str, (Ids, Values), FixedState> = HashMap::default();
@@ -77,7 +75,7 @@ mod tests {
 
     #[test]
     fn pairs_and_keys_index_every_node() {
-        let labels: Vec<BTreeMap<String, String>> = (0..200)
+        let labels: Vec<StringMap> = (0..200)
             .map(|i| {
                 [
                     ("host".to_string(), format!("n{i}")),

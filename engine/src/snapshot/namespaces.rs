@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
-use crate::api::Namespace;
+use crate::api::{Namespace, StringMap};
 
 /// Labels of a namespace the cluster does not list: none, as kube-scheduler's snapshot of an
 /// unknown namespace's labels has none.
-static NO_LABELS: LazyLock<BTreeMap<String, String>> = LazyLock::new(BTreeMap::new);
+static NO_LABELS: LazyLock<StringMap> = LazyLock::new(StringMap::new);
 
 /// Namespaces by name.
 #[derive(Debug, Clone, Default)]
@@ -24,7 +24,7 @@ impl NamespaceTable {
     }
 
     /// The labels of namespace `name`; none when the cluster does not list it.
-    pub fn labels(&self, name: &str) -> &BTreeMap<String, String> {
+    pub fn labels(&self, name: &str) -> &StringMap {
         self.by_name
             .get(name)
             .map_or(&NO_LABELS, |n| &n.metadata.labels)

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::api::Node;
+use crate::api::{Node, StringMap};
 use crate::model::Resource;
 
 /// One node's row, before it is given an id.
@@ -20,7 +20,7 @@ pub(super) struct NodeRow {
     pub capacity: Resource,
     /// Image name → size in bytes.
     pub images: Arc<BTreeMap<String, i64>>,
-    pub annotations: Arc<BTreeMap<String, String>>,
+    pub annotations: Arc<StringMap>,
 }
 
 /// Derives and memoises the row of `node` (the cache calls it as nodes arrive).

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 
-use crate::api::{NodeMetrics, Taint, Time};
+use crate::api::{NodeMetrics, StringMap, Taint, Time};
 use crate::model::{NodeId, Resource};
 
 /// Nodes, in the order they were first seen (Volcano's `NodeList`).
 #[derive(Debug, Default)]
 pub struct NodeTable {
     pub name: Vec<String>,
-    pub labels: Vec<BTreeMap<String, String>>,
+    pub labels: Vec<StringMap>,
     pub taints: Vec<Vec<Taint>>,
     pub unschedulable: Vec<bool>,
     pub allocatable: Vec<Resource>,
@@ -20,7 +20,7 @@ pub struct NodeTable {
     /// Image name → size in bytes, for image locality.
     pub images: Vec<Arc<BTreeMap<String, i64>>>,
     /// The node's annotations (device registrations and health that `deviceshare` reads).
-    pub annotations: Vec<Arc<BTreeMap<String, String>>>,
+    pub annotations: Vec<Arc<StringMap>>,
     /// Measured utilisation in percent of allocatable (Volcano's `ResourceUsage` averages), when a
     /// metrics source reported it.
     pub usage: Vec<Option<NodeUsage>>,

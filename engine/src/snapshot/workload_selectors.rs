@@ -130,6 +130,7 @@ impl WorkloadSelectors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::StringMap;
 
     fn object(yaml: &str) -> ClusterObject {
         let v: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
@@ -159,7 +160,7 @@ mod tests {
         serde_saphyr::from_str(yaml).unwrap()
     }
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn labels(pairs: &[(&str, &str)]) -> StringMap {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

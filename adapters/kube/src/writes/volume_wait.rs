@@ -6,13 +6,14 @@
 //! once a round against the objects the watches last delivered, so a wait holds up neither the
 //! cycle nor the other binds.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tephra_cache::ObjectKind;
-use tephra_engine::api::{PersistentVolume, PersistentVolumeClaim, SELECTED_NODE_ANNOTATION};
+use tephra_engine::api::{
+    PersistentVolume, PersistentVolumeClaim, SELECTED_NODE_ANNOTATION, StringMap,
+};
 use tephra_engine::framework::Bind;
 use tephra_engine::plugins::k8s::volume_binding::volume_fits;
 
@@ -56,11 +57,7 @@ fn typed<T: DeserializeOwned>(o: &Value, what: &str) -> Result<T, String> {
 impl VolumeWait {
     /// `checkBindings` against the watched objects (`raw`) and the labels of the bind's node
     /// (`None` when the node is gone).
-    pub fn check(
-        &self,
-        raw: &RawStore,
-        node_labels: Option<&BTreeMap<String, String>>,
-    ) -> Progress {
+    pub fn check(&self, raw: &RawStore, node_labels: Option<&StringMap>) -> Progress {
         match self.judge(raw, node_labels) {
             Ok(true) => Progress::Ready,
             Ok(false) => Progress::Waiting,
@@ -68,11 +65,7 @@ impl VolumeWait {
         }
     }
 
-    fn judge(
-        &self,
-        raw: &RawStore,
-        node_labels: Option<&BTreeMap<String, String>>,
-    ) -> Result<bool, String> {
+    fn judge(&self, raw: &RawStore, node_labels: Option<&StringMap>) -> Result<bool, String> {
         let b = &self.bind;
         let Some(labels) = node_labels else {
             return Err(format!("failed to get node {:?}: not found", b.node));
@@ -241,8 +234,8 @@ mod tests {
             "annotations": annotations}, "spec": {"volumeName": volume}})
     }
 
-    fn labels() -> BTreeMap<String, String> {
-        BTreeMap::new()
+    fn labels() -> StringMap {
+        StringMap::new()
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::api::StringMap;
 use crate::config::{ArgumentError, Arguments};
 
 pub const GPU_SHARING_ENABLE: &str = "deviceshare.GPUSharingEnable";
@@ -113,7 +114,7 @@ fn rules(raw: &Value) -> Vec<ExclusiveRule> {
 }
 
 /// The indices of the rules whose every label the pod carries with the same value.
-pub fn matching_rules(rules: &[ExclusiveRule], labels: &BTreeMap<String, String>) -> Vec<usize> {
+pub fn matching_rules(rules: &[ExclusiveRule], labels: &StringMap) -> Vec<usize> {
     rules
         .iter()
         .enumerate()

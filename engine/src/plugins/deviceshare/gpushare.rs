@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 use crate::model::{Dim, Resource, TaskId};
 
 pub const GPU_MEMORY: &str = "volcano.sh/gpu-memory";
@@ -78,7 +78,7 @@ pub struct GpuShareNode {
 impl GpuShareNode {
     /// The node's cards: `gpu-memory` capacity split evenly over `gpu-number` cards; none when
     /// either is missing or the number is 0 (Volcano: device_info.go, NewGPUDevices).
-    pub fn of(capacity: &Resource, annotations: &BTreeMap<String, String>) -> Option<Self> {
+    pub fn of(capacity: &Resource, annotations: &StringMap) -> Option<Self> {
         let value = |name: &str| {
             capacity
                 .scalar(Dim::of(name))
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn capacity_is_split_evenly_and_unhealthy_cards_are_dropped() {
-        let ann = BTreeMap::from([(UNHEALTHY_GPU_IDS.to_string(), "1,x".to_string())]);
+        let ann = StringMap::from([(UNHEALTHY_GPU_IDS.to_string(), "1,x".to_string())]);
         let n = GpuShareNode::of(&capacity("3000", "3"), &ann).unwrap();
         let ids: Vec<u32> = n.cards.iter().map(|c| c.id).collect();
         assert_eq!(ids, [0, 2]);
@@ -240,12 +240,12 @@ mod tests {
 
     #[test]
     fn a_node_with_zero_cards_has_no_devices() {
-        assert!(GpuShareNode::of(&capacity("3000", "0"), &BTreeMap::new()).is_none());
+        assert!(GpuShareNode::of(&capacity("3000", "0"), &StringMap::new()).is_none());
     }
 
     #[test]
     fn memory_goes_to_the_lowest_card_with_room() {
-        let mut n = GpuShareNode::of(&capacity("2000", "2"), &BTreeMap::new()).unwrap();
+        let mut n = GpuShareNode::of(&capacity("2000", "2"), &StringMap::new()).unwrap();
         assert_eq!(n.allocate(TaskId(0), memory(600), "n"), Ok(vec![0]));
         assert_eq!(n.allocate(TaskId(1), memory(600), "n"), Ok(vec![1]));
         assert_eq!(n.allocate(TaskId(2), memory(400), "n"), Ok(vec![0]));
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn number_takes_only_idle_cards() {
-        let mut n = GpuShareNode::of(&capacity("2000", "2"), &BTreeMap::new()).unwrap();
+        let mut n = GpuShareNode::of(&capacity("2000", "2"), &StringMap::new()).unwrap();
         n.allocate(TaskId(0), memory(1), "n").unwrap();
         let two = GpuShareRequest {
             memory: 0,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::arguments::SchedulePolicy;
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 use crate::model::{Dim, Resource, TaskId};
 
 pub const VGPU_NUMBER: &str = "volcano.sh/vgpu-number";
@@ -137,11 +137,7 @@ pub struct VgpuNode {
 impl VgpuNode {
     /// The node's cards: it needs the registration annotation and non-zero allocatable vGPU
     /// number, cores and memory (Volcano: device_info.go, NewGPUDevices).
-    pub fn of(
-        name: &str,
-        allocatable: &Resource,
-        annotations: &BTreeMap<String, String>,
-    ) -> Option<Self> {
+    pub fn of(name: &str, allocatable: &Resource, annotations: &StringMap) -> Option<Self> {
         let register = annotations.get(NODE_REGISTER)?;
         let has = |r: &str| allocatable.scalar(Dim::of(r)).is_some_and(|v| v > 0.0);
         let advertised = has(VGPU_NUMBER) && has(VGPU_CORES) && has(VGPU_MEMORY);
@@ -415,7 +411,7 @@ fn card_score(policy: SchedulePolicy, card: &Card) -> f64 {
 
 /// `nvidia.com/use-gputype` / `nouse-gputype`: card types the pod wants or refuses, matched as
 /// case-insensitive substrings (Volcano: utils.go, checkGPUtype); the card must be NVIDIA.
-fn type_allowed(annotations: &BTreeMap<String, String>, kind: &str) -> bool {
+fn type_allowed(annotations: &StringMap, kind: &str) -> bool {
     if !kind.contains(NVIDIA) {
         return false;
     }
@@ -477,7 +473,7 @@ mod tests {
             allocatable.set_scalar(Dim::of(name), 10_000.0);
         }
         let register = "GPU-0,10,8000,NVIDIA-A100,true,hami-core:";
-        let annotations = BTreeMap::from([(NODE_REGISTER.to_string(), register.to_string())]);
+        let annotations = StringMap::from([(NODE_REGISTER.to_string(), register.to_string())]);
         VgpuNode::of("n1", &allocatable, &annotations).expect("registered")
     }
 
@@ -506,7 +502,7 @@ mod tests {
 
     #[test]
     fn a_node_without_vgpu_allocatable_has_no_cards() {
-        let annotations = BTreeMap::from([(
+        let annotations = StringMap::from([(
             NODE_REGISTER.to_string(),
             "GPU-0,10,8000,NVIDIA,true,hami-core:".to_string(),
         )]);
@@ -521,11 +517,11 @@ mod tests {
 
     #[test]
     fn the_gpu_type_annotations_select_cards() {
-        let want = BTreeMap::from([(USE_GPU_TYPE.to_string(), "a100".to_string())]);
+        let want = StringMap::from([(USE_GPU_TYPE.to_string(), "a100".to_string())]);
         assert!(type_allowed(&want, "NVIDIA-A100"));
         assert!(!type_allowed(&want, "NVIDIA-V100"));
-        let refuse = BTreeMap::from([(NO_USE_GPU_TYPE.to_string(), "v100,t4".to_string())]);
+        let refuse = StringMap::from([(NO_USE_GPU_TYPE.to_string(), "v100,t4".to_string())]);
         assert!(!type_allowed(&refuse, "NVIDIA-T4"));
-        assert!(!type_allowed(&BTreeMap::new(), "AMD"));
+        assert!(!type_allowed(&StringMap::new(), "AMD"));
     }
 }

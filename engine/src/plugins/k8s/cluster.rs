@@ -18,7 +18,7 @@
 //! copying out only the nodes it changes (`NodeCopies`); a view keeps no per-task record of its
 //! placements: the node's own list says whether a task is there.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use fixedbitset::FixedBitSet;
@@ -29,7 +29,7 @@ use super::node_copies::NodeCopies;
 use super::node_pods::NodePods;
 use super::pod_info::PodInfo;
 use super::requests::{NamedAmounts, PodResource};
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 use crate::framework::SessionState;
 use crate::model::{NodeId, TaskId, TaskStatus};
 use crate::snapshot::{SignatureId, TaskTable};
@@ -372,7 +372,7 @@ impl<'a> Cluster<'a> {
     }
 
     /// A node's labels.
-    pub fn labels(&self, n: NodeId) -> &'a BTreeMap<String, String> {
+    pub fn labels(&self, n: NodeId) -> &'a StringMap {
         &self.ssn.snap.nodes.labels[n.idx()]
     }
 

@@ -5,10 +5,11 @@
 //! later placements or evictions until the next PreFilter, as in Volcano. Existing pods'
 //! anti-affinity is looked up only on the nodes that had such pods at session open.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::affinity_term::{AffinityTerm, matches_all};
 use super::cluster::Cluster;
+use crate::api::StringMap;
 use crate::framework::{Status, StatusCode};
 use crate::model::TaskId;
 
@@ -23,7 +24,7 @@ pub const EXISTING_ANTI_AFFINITY_REASON: &str =
 /// Matching pods per `(topology key, value)`.
 type TopologyCounts = HashMap<(String, String), i64>;
 
-fn bump(counts: &mut TopologyCounts, labels: &BTreeMap<String, String>, key: &str) {
+fn bump(counts: &mut TopologyCounts, labels: &StringMap, key: &str) {
     if let Some(v) = labels.get(key) {
         *counts.entry((key.to_string(), v.clone())).or_default() += 1;
     }
@@ -113,7 +114,7 @@ pub fn pre_filter(c: &Cluster, task: TaskId) -> Result<Option<InterPodAffinitySt
 
 /// Adds `delta` for the node's value of `key`, dropping entries that reach zero (kube keeps no
 /// zero counts, and an empty map means "nothing to check").
-fn add(counts: &mut TopologyCounts, labels: &BTreeMap<String, String>, key: &str, delta: i64) {
+fn add(counts: &mut TopologyCounts, labels: &StringMap, key: &str, delta: i64) {
     if let Some(v) = labels.get(key) {
         let k = (key.to_string(), v.clone());
         let c = counts.entry(k.clone()).or_default();
@@ -131,7 +132,7 @@ pub fn update_with_pod(
     c: &Cluster,
     preemptor: TaskId,
     other: TaskId,
-    labels: &BTreeMap<String, String>,
+    labels: &StringMap,
     delta: i64,
 ) {
     let namespaces = c.namespaces();
@@ -173,7 +174,7 @@ fn count(counts: &TopologyCounts, key: &str, value: &str) -> i64 {
 
 /// The node has every affinity topology key and a peer in each; the first pod of a group (no
 /// peer anywhere, and it matches its own terms) may go anywhere with the keys.
-fn satisfies_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> bool {
+fn satisfies_affinity(s: &InterPodAffinityState, labels: &StringMap) -> bool {
     let mut pods_exist = true;
     for term in &s.required_affinity {
         let Some(v) = labels.get(&term.topology_key) else {
@@ -186,7 +187,7 @@ fn satisfies_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, Strin
     pods_exist || (s.affinity.is_empty() && s.matches_own_affinity)
 }
 
-fn satisfies_anti_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> bool {
+fn satisfies_anti_affinity(s: &InterPodAffinityState, labels: &StringMap) -> bool {
     s.anti_affinity.is_empty()
         || s.required_anti_affinity.iter().all(|t| {
             labels
@@ -195,10 +196,7 @@ fn satisfies_anti_affinity(s: &InterPodAffinityState, labels: &BTreeMap<String, 
         })
 }
 
-fn satisfies_existing_anti_affinity(
-    s: &InterPodAffinityState,
-    labels: &BTreeMap<String, String>,
-) -> bool {
+fn satisfies_existing_anti_affinity(s: &InterPodAffinityState, labels: &StringMap) -> bool {
     s.existing_anti_affinity.is_empty()
         || labels
             .iter()
@@ -207,7 +205,7 @@ fn satisfies_existing_anti_affinity(
 
 /// Filter: affinity (U&U), then the pod's anti-affinity, then existing pods' anti-affinity
 /// (both Unschedulable).
-pub fn filter(s: &InterPodAffinityState, labels: &BTreeMap<String, String>) -> Result<(), Status> {
+pub fn filter(s: &InterPodAffinityState, labels: &StringMap) -> Result<(), Status> {
     let fail = |code, reason: &'static str| {
         Err(Status {
             code,
@@ -246,8 +244,8 @@ mod tests {
         )
     }
 
-    fn zone(z: &str) -> BTreeMap<String, String> {
-        BTreeMap::from([("zone".to_string(), z.to_string())])
+    fn zone(z: &str) -> StringMap {
+        StringMap::from([("zone".to_string(), z.to_string())])
     }
 
     const ANTI: &str = "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: x}}, topologyKey: zone}]}}";
@@ -277,7 +275,7 @@ mod tests {
         );
         assert!(filter(&s, &zone("b")).is_ok());
         assert!(
-            filter(&s, &BTreeMap::new()).is_ok(),
+            filter(&s, &StringMap::new()).is_ok(),
             "a node without the key has no peer"
         );
     }

@@ -5,12 +5,12 @@
 //! Without preferred terms of its own the pod is scored only against nodes that held pods with
 //! (anti-)affinity at session open.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::affinity_term::WeightedAffinityTerm;
 use super::cluster::Cluster;
 use super::normalize::MAX_NODE_SCORE;
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 use crate::model::{NodeId, TaskId};
 use crate::snapshot::NamespaceTable;
 
@@ -23,7 +23,7 @@ fn process(
     terms: &[WeightedAffinityTerm],
     target: &Pod,
     namespaces: &NamespaceTable,
-    labels: &BTreeMap<String, String>,
+    labels: &StringMap,
     sign: i64,
 ) {
     for t in terms.iter().filter(|t| t.term.matches(target, namespaces)) {

@@ -1,12 +1,12 @@
 //! NodeAffinity: the filter (`spec.nodeSelector` and required node affinity) with its PreFilter,
 //! and the preferred-term score. Volcano adds no scheduler-enforced affinity.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::node_selector::{ParsedTerm, is_empty_term};
 use super::normalize::default_normalize;
-use crate::api::{NodeSelector, Pod};
+use crate::api::{NodeSelector, Pod, StringMap};
 use crate::framework::{Status, StatusCode};
 use crate::selector::{Selector, join_errors};
 
@@ -51,7 +51,7 @@ impl RequiredNodeAffinity {
     }
 
     /// `Match`: a required list with no (non-empty) term matches no node.
-    pub fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, node_name: &str, labels: &StringMap) -> bool {
         if self
             .node_selector
             .as_ref()
@@ -131,7 +131,7 @@ pub fn selector_only(pod: &Pod) -> bool {
 pub fn filter(
     state: &RequiredNodeAffinity,
     node_name: &str,
-    labels: &BTreeMap<String, String>,
+    labels: &StringMap,
 ) -> Result<(), Status> {
     if state.matches(node_name, labels) {
         Ok(())
@@ -184,7 +184,7 @@ impl PreferredNodeAffinity {
     }
 
     /// Σ weight of the matching terms.
-    pub fn score(&self, node_name: &str, labels: &BTreeMap<String, String>) -> i64 {
+    pub fn score(&self, node_name: &str, labels: &StringMap) -> i64 {
         self.terms
             .iter()
             .filter(|(t, _)| t.matches(node_name, labels))
@@ -196,7 +196,7 @@ impl PreferredNodeAffinity {
 /// The normalised preferred-affinity scores of `nodes` (`None`: the scorer skips).
 pub fn preferred_scores<'n>(
     pod: &Pod,
-    nodes: impl Iterator<Item = (&'n str, &'n BTreeMap<String, String>)>,
+    nodes: impl Iterator<Item = (&'n str, &'n StringMap)>,
 ) -> Result<Option<Vec<i64>>, String> {
     let Some(pref) = PreferredNodeAffinity::of(pod)? else {
         return Ok(None);
@@ -216,7 +216,7 @@ mod tests {
         serde_saphyr::from_str(yaml).unwrap()
     }
 
-    fn labels(p: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn labels(p: &[(&str, &str)]) -> StringMap {
         p.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()

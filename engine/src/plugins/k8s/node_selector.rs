@@ -2,9 +2,7 @@
 //! expressions (with `Gt`/`Lt`) ANDed with `metadata.name` field requirements; a term that failed
 //! to parse never matches.
 
-use std::collections::BTreeMap;
-
-use crate::api::{NodeSelectorRequirement, NodeSelectorTerm};
+use crate::api::{NodeSelectorRequirement, NodeSelectorTerm, StringMap};
 use crate::selector::{Selector, join_errors};
 
 /// One `matchFields` requirement: `In` or `NotIn` with exactly one value.
@@ -101,7 +99,7 @@ impl ParsedTerm {
     }
 
     /// `nodeSelectorTerm.match`: false on a parse error; fields are only checked for a named node.
-    pub fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, node_name: &str, labels: &StringMap) -> bool {
         if self.error.is_some() {
             return false;
         }
@@ -133,7 +131,7 @@ mod tests {
         }
     }
 
-    fn labels(p: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn labels(p: &[(&str, &str)]) -> StringMap {
         p.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::cluster::Cluster;
 use super::node_affinity::RequiredNodeAffinity;
 use super::toleration::first_untolerated;
-use crate::api::{Pod, Taint};
+use crate::api::{Pod, StringMap, Taint};
 use crate::model::TaskId;
 use crate::selector::Selector;
 
@@ -92,7 +92,7 @@ impl SpreadConstraint {
         pod: &Pod,
         required: &RequiredNodeAffinity,
         node_name: &str,
-        labels: &BTreeMap<String, String>,
+        labels: &StringMap,
         taints: &[Taint],
     ) -> bool {
         if self.honor_node_affinity && !required.matches(node_name, labels) {
@@ -103,7 +103,7 @@ impl SpreadConstraint {
 }
 
 /// `nodeLabelsMatchSpreadConstraints`: the node has every constraint's topology key.
-pub fn has_all_keys(labels: &BTreeMap<String, String>, constraints: &[SpreadConstraint]) -> bool {
+pub fn has_all_keys(labels: &StringMap, constraints: &[SpreadConstraint]) -> bool {
     constraints
         .iter()
         .all(|c| labels.contains_key(&c.topology_key))

@@ -4,11 +4,12 @@
 //! The PreFilter counts matching pods per domain once; like the inter-pod affinity counts, they
 //! are not refreshed by later placements or evictions until the next PreFilter.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::cluster::Cluster;
 use super::node_affinity::RequiredNodeAffinity;
 use super::spread_constraint::{SpreadConstraint, constraints, count_matching, has_all_keys};
+use crate::api::StringMap;
 use crate::framework::{Status, StatusCode};
 use crate::model::TaskId;
 
@@ -86,8 +87,8 @@ impl SpreadFilterState {
 /// `maxSkew`.
 pub fn filter(
     s: &SpreadFilterState,
-    pod_labels: &BTreeMap<String, String>,
-    node_labels: &BTreeMap<String, String>,
+    pod_labels: &StringMap,
+    node_labels: &StringMap,
 ) -> Result<(), Status> {
     for (i, sc) in s.constraints.iter().enumerate() {
         let Some(value) = node_labels.get(&sc.topology_key) else {
@@ -116,10 +117,7 @@ mod tests {
     use crate::harness::{conf, session};
     use crate::plugins::k8s::ClusterView;
 
-    fn state(
-        constraint: &str,
-        extra_nodes: &[String],
-    ) -> (SpreadFilterState, BTreeMap<String, String>) {
+    fn state(constraint: &str, extra_nodes: &[String]) -> (SpreadFilterState, StringMap) {
         let objects = [
             JOB.to_string(),
             node("n1", "zone: a", "pods: '10'"),
@@ -138,8 +136,8 @@ mod tests {
         (s, ssn.state.snap.tasks.pod[t.idx()].metadata.labels.clone())
     }
 
-    fn zone(z: &str) -> BTreeMap<String, String> {
-        BTreeMap::from([("zone".to_string(), z.to_string())])
+    fn zone(z: &str) -> StringMap {
+        StringMap::from([("zone".to_string(), z.to_string())])
     }
 
     #[test]

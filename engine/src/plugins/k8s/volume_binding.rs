@@ -9,19 +9,19 @@
 //! checking node affinity; tephra reads the volume as written), and the capacity score (it is
 //! off unless the `StorageCapacityScoring` gate is on, which Volcano leaves at its default).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::node_selector::ParsedTerm;
 use crate::api::{
     ClaimReference, NO_PROVISIONER, PersistentVolume, PersistentVolumeClaim, Pod,
-    SELECTED_NODE_ANNOTATION, StorageClass, TopologySelectorTerm,
+    SELECTED_NODE_ANNOTATION, StorageClass, StringMap, TopologySelectorTerm,
 };
 use crate::framework::{Status, StatusCode};
 use crate::selector::Selector;
 use crate::snapshot::StorageObjects;
 
-type Labels = BTreeMap<String, String>;
+type Labels = StringMap;
 
 /// PreFilter's reason for a pod with an unbound claim that does not wait for its consumer.
 pub const UNBOUND_IMMEDIATE: &str = "pod has unbound immediate PersistentVolumeClaims";

@@ -2,9 +2,7 @@
 //! goes only to nodes in those zones and regions. Claims still waiting for their first
 //! consumer are left to VolumeBinding.
 
-use std::collections::BTreeMap;
-
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 use crate::framework::{Status, StatusCode};
 use crate::snapshot::StorageObjects;
 
@@ -117,10 +115,7 @@ fn ga_label(key: &str) -> &str {
 
 /// Filter: a node without any topology label takes the pod; else each volume topology needs
 /// the node's value (under the label or its GA name) among the volume's.
-pub fn filter(
-    topologies: &[VolumeTopology],
-    labels: &BTreeMap<String, String>,
-) -> Result<(), Status> {
+pub fn filter(topologies: &[VolumeTopology], labels: &StringMap) -> Result<(), Status> {
     if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
         return Ok(());
     }
@@ -140,7 +135,7 @@ pub fn filter(
 mod tests {
     use super::*;
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    fn labels(pairs: &[(&str, &str)]) -> StringMap {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::api::Pod;
+use crate::api::{Pod, StringMap};
 
 /// Groups of task names to keep together: `a,b;c` is `[[a, b], [c]]`.
 pub const AFFINITY_ANNOTATION: &str = "volcano.sh/task-topology-affinity";
@@ -69,7 +69,7 @@ fn split_groups(text: &str) -> Vec<Vec<String>> {
 /// Reads the job's topology from its PodGroup's annotations; `Ok(None)` when it has none of
 /// them, `Err` when one names a task the job lacks or repeats one (Volcano skips such a job).
 pub fn read_topology<'a>(
-    annotations: &std::collections::BTreeMap<String, String>,
+    annotations: &StringMap,
     pods: impl Iterator<Item = &'a Pod>,
 ) -> Result<Option<TaskTopology>, String> {
     let affinity = annotations.get(AFFINITY_ANNOTATION);
@@ -98,7 +98,6 @@ pub fn read_topology<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn pod(role: &str) -> Pod {
         let mut p = Pod::default();
@@ -109,7 +108,7 @@ mod tests {
     }
 
     fn read(pairs: &[(&str, &str)]) -> Result<Option<TaskTopology>, String> {
-        let ann: BTreeMap<String, String> = pairs
+        let ann: StringMap = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
