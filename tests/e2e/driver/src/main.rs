@@ -6,6 +6,7 @@ mod api_writes;
 mod cluster;
 mod ctx;
 mod env;
+mod failure_logs;
 mod fault_proxy;
 mod history;
 mod kwok;
@@ -15,7 +16,7 @@ mod scenarios;
 mod volcano;
 
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use anyhow::Result;
 
@@ -49,7 +50,7 @@ async fn main() -> ExitCode {
         if !wanted.is_empty() && !named(name) {
             continue;
         }
-        let start = Instant::now();
+        let (start, started_at) = (Instant::now(), SystemTime::now());
         match scenario(&ctx).await {
             Ok(()) => {
                 passed += 1;
@@ -61,6 +62,7 @@ async fn main() -> ExitCode {
                     "FAILED {name} ({:.1}s): {e:#}",
                     start.elapsed().as_secs_f64()
                 );
+                failure_logs::print_tails(&ctx.env.work, started_at);
             }
         }
     }
