@@ -7,9 +7,8 @@ mod memo;
 mod node_shard;
 mod numatopology;
 mod objects;
-mod resource_list;
+mod sorted_map;
 mod storage;
-mod string_map;
 mod time;
 mod workloads;
 
@@ -19,8 +18,7 @@ pub use numatopology::{
     CpuInfo, NumaResourceInfo, NumaSets, NumatopoSpec, Numatopology, PodAllocation,
 };
 pub use objects::*;
-pub use resource_list::ResourceList;
+pub use sorted_map::{ResourceList, SortedMap, StringMap};
 pub use storage::*;
-pub use string_map::StringMap;
 pub use time::{Time, TimeError};
 pub use workloads::*;

@@ -116,7 +116,7 @@ fn ga_label(key: &str) -> &str {
 /// Filter: a node without any topology label takes the pod; else each volume topology needs
 /// the node's value (under the label or its GA name) among the volume's.
 pub fn filter(topologies: &[VolumeTopology], labels: &StringMap) -> Result<(), Status> {
-    if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
+    if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(k)) {
         return Ok(());
     }
     for t in topologies {
