@@ -21,6 +21,9 @@ use crate::env::Env;
 /// Objects created at once when making many.
 const CREATE_CONCURRENCY: usize = 32;
 
+/// How long a pod naming a just-created PriorityClass is tried again (`Cluster::create`).
+const PRIORITY_CLASS_SEEN: Duration = Duration::from_secs(10);
+
 /// The admin connection.
 #[derive(Clone)]
 pub struct Cluster {
@@ -121,14 +124,26 @@ impl Cluster {
     }
 
     /// Creates one object given as JSON (`apiVersion`, `kind` and `metadata` required);
-    /// an object that exists already is left as it is.
+    /// an object that exists already is left as it is. A pod naming a PriorityClass created a
+    /// moment before is tried again for a while: the API server's priority admission reads the
+    /// classes from its own informer, which may not hold the new one yet.
     pub async fn create(&self, object: &Value) -> Result<()> {
         let (api, kind, ns, name) = self.api_of(object)?;
         let o: DynamicObject = serde_json::from_value(object.clone())?;
-        match api.create(&PostParams::default(), &o).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-            Err(e) => Err(e).with_context(|| format!("create {kind} {ns}/{name}")),
+        let start = Instant::now();
+        loop {
+            match api.create(&PostParams::default(), &o).await {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(s)) if s.code == 409 => return Ok(()),
+                Err(kube::Error::Api(s))
+                    if s.code == 403
+                        && s.message.contains("no PriorityClass with name")
+                        && start.elapsed() < PRIORITY_CLASS_SEEN =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e).with_context(|| format!("create {kind} {ns}/{name}")),
+            }
         }
     }
 
