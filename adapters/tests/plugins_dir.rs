@@ -2,8 +2,9 @@
 //! (`cargo build`), copied into a directory, and loaded by the `tephra` binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -83,6 +84,31 @@ fn tephra(args: &[&str]) -> Output {
         .current_dir(root())
         .output()
         .expect("the tephra binary runs")
+}
+
+/// Runs the `tephra` binary with `args` in `dir`, its output kept in files there; `None` when it
+/// has not exited after `limit` (it is killed then).
+fn tephra_within(dir: &Path, limit: Duration, args: &[&str]) -> Option<(Option<i32>, String)> {
+    let err_file = dir.join("stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tephra"))
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .expect("the tephra binary runs");
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some((status.code(), std::fs::read_to_string(&err_file).unwrap()));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -168,6 +194,36 @@ fn a_panicking_plugin_is_disabled_for_the_cycle_and_the_run_goes_on() {
         err.matches(&line).count(),
         1,
         "once in the cycle that placed the pod: {err}"
+    );
+}
+
+#[test]
+fn a_plugin_that_panics_on_a_pool_thread_is_reported_and_the_bench_finishes() {
+    // `bench` runs its cycles on the scheduling pool, so the plugin is called, and its panic
+    // reported, on a thread other than the one that started the run.
+    let dir = PluginsDir::with("panicky-bench", &["panicky_plugin"]);
+    let run = tephra_within(
+        &dir.0,
+        Duration::from_secs(120),
+        &[
+            "bench",
+            "--workload",
+            "tests/plugins/panicky/manifest.yaml",
+            "--conf",
+            "tests/plugins/panicky/conf.yaml",
+            "--cycles",
+            "1",
+            "--threads",
+            "2",
+            "--plugins-dir",
+            dir.arg(),
+        ],
+    );
+    let (code, err) = run.expect("the bench finishes");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("panicked in predicate: panicky refuses to look at p0; disabled for the rest of this cycle"),
+        "{err}"
     );
 }
 

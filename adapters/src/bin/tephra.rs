@@ -22,10 +22,12 @@ fn main() -> ExitCode {
     let mut registry = tephra_adapters::plugins::registry();
     #[cfg(feature = "example-plugins")]
     myplugin::register(&mut registry);
+    // The handles, not their locks: a plugin library or the extender reports a failure on
+    // whichever pool thread called it, and would wait forever on a lock held here all run.
     ExitCode::from(run(
         cli,
         &registry,
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
     ))
 }
