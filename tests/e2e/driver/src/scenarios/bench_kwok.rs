@@ -13,30 +13,26 @@
 //! Run on request only (`tests/e2e/run bench-kwok`, or `bench-kwok-short` at a tenth of the
 //! size).
 
-mod phase;
-
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
-use serde_json::json;
 
-use self::phase::Phase;
 use super::bind_watch::BindWatch;
 use super::cleaning;
-use super::gang_stream::writes_between;
-use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
+use super::gang_stream::{
+    self, Phase, bound_within, ceiling, create_at_rate, gang, make_nodes, pod_names,
+    status_catch_up, writes_between,
+};
 use super::volcano_chart;
 use crate::api_writes::api_writes;
-use crate::cluster::{pod, pod_group};
 use crate::ctx::{CHART_CONF, Ctx};
 use crate::env::Volcano;
 use crate::history;
-use crate::kwok::{KwokProc, RUN_FOR, fake_nodes};
+use crate::kwok::KwokProc;
 use crate::proc::{SchedulerProc, chart_args};
 use crate::volcano;
 
@@ -44,49 +40,39 @@ const NS: &str = "e2e-bench-kwok";
 const VOLCANO_NS: &str = "e2e-bench-kwok-volcano";
 const CEILING_NS: &str = "e2e-bench-ceiling";
 const NODE_PREFIX: &str = "bk";
-const GANG_SIZE: usize = 10;
-/// Gangs of the fixed-rate phase being created at once, at most: where the API server falls
-/// behind the rate, more would pile up requests until it drops connections.
-const CREATING_AT_ONCE: usize = 16;
 
-/// A run's size.
+/// A run's size: the stream's (`gang_stream`), and how long Volcano's scheduler may take.
 #[derive(Debug, Clone, Copy)]
 pub struct Size {
-    name: &'static str,
-    nodes: usize,
-    /// Gangs created before vc-scheduler starts.
-    burst_gangs: usize,
-    /// Gangs created afterwards at `rate_pods_per_s`.
-    rate_gangs: usize,
-    rate_pods_per_s: f64,
-    /// How long kwok runs each pod before it succeeds (a Go duration).
-    run_for: &'static str,
-    /// The longest wait for a phase's binds.
-    timeout: Duration,
+    stream: gang_stream::Size,
     /// The longest wait for a phase's binds by Volcano's scheduler, which is measured for what
     /// it binds in that time.
     volcano_timeout: Duration,
 }
 
 pub const FULL: Size = Size {
-    name: "bench-kwok",
-    nodes: 5000,
-    burst_gangs: 500,
-    rate_gangs: 1000,
-    rate_pods_per_s: 500.0,
-    run_for: "30s",
-    timeout: Duration::from_secs(600),
+    stream: gang_stream::Size {
+        name: "bench-kwok",
+        nodes: 5000,
+        burst_gangs: 500,
+        rate_gangs: 1000,
+        rate_pods_per_s: 500.0,
+        run_for: "30s",
+        timeout: Duration::from_secs(600),
+    },
     volcano_timeout: Duration::from_secs(900),
 };
 
 pub const SHORT: Size = Size {
-    name: "bench-kwok-short",
-    nodes: 500,
-    burst_gangs: 50,
-    rate_gangs: 100,
-    rate_pods_per_s: 500.0,
-    run_for: "5s",
-    timeout: Duration::from_secs(120),
+    stream: gang_stream::Size {
+        name: "bench-kwok-short",
+        nodes: 500,
+        burst_gangs: 50,
+        rate_gangs: 100,
+        rate_pods_per_s: 500.0,
+        run_for: "5s",
+        timeout: Duration::from_secs(120),
+    },
     volcano_timeout: Duration::from_secs(240),
 };
 
@@ -132,7 +118,7 @@ impl Contender<'_> {
 
     fn timeout(self, size: &Size) -> Duration {
         match self {
-            Contender::Tephra => size.timeout,
+            Contender::Tephra => size.stream.timeout,
             Contender::Volcano(_) => size.volcano_timeout,
         }
     }
@@ -179,111 +165,16 @@ struct Run {
     catch_up: Option<f64>,
 }
 
-/// The objects of gang `g` in namespace `ns`: its PodGroup and pods.
-fn gang(ns: &str, g: usize, run_for: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
-    let name = format!("g{g}");
-    let pods = (0..GANG_SIZE)
-        .map(|i| {
-            let mut p = pod(ns, &format!("{name}-{i}"), &name, "1", "1Gi");
-            p["metadata"]["annotations"][RUN_FOR] = json!(run_for);
-            p
-        })
-        .collect();
-    (pod_group(ns, &name, "default", GANG_SIZE as i32), pods)
-}
-
-fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
-    gangs
-        .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
-        .collect()
-}
-
-/// Creates gang `g`; returns when its pods were sent.
-async fn create_gang(
-    cluster: crate::cluster::Cluster,
-    ns: &'static str,
-    g: usize,
-    run_for: &'static str,
-) -> Result<Instant> {
-    let (group, pods) = gang(ns, g, run_for);
-    cluster.create(&group).await?;
-    let sent = Instant::now();
-    cluster.create_all(pods).await?;
-    Ok(sent)
-}
-
-/// Waits until every pod of `pods` is bound or `timeout` passes; the bind time of each, `None`
-/// for those not bound. Fails when a process exits.
-async fn wait_bound(
-    times: &BindWatch,
-    pods: &[String],
-    timeout: Duration,
-    s: &mut SchedulerProc,
-    kwok: &mut KwokProc,
-) -> Result<Vec<Option<Instant>>> {
-    let start = Instant::now();
-    loop {
-        let bound = times.bound_each(pods);
-        if bound.iter().all(Option::is_some) || start.elapsed() >= timeout {
-            return Ok(bound);
-        }
-        s.check_alive()?;
-        kwok.check_alive()?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Seconds until every PodGroup of `ns` is Running or Completed as the API holds it; `None`
-/// after `timeout`, with how many were.
-async fn status_catch_up(
-    ctx: &Ctx,
-    ns: &str,
-    groups: usize,
-    timeout: Duration,
-) -> Result<std::result::Result<f64, usize>> {
-    let start = Instant::now();
-    loop {
-        let settled = ctx
-            .cluster
-            .pod_groups(ns)
-            .await?
-            .iter()
-            .filter(|pg| {
-                let phase = pg.pointer("/status/phase").and_then(|p| p.as_str());
-                matches!(phase, Some("Running" | "Completed"))
-            })
-            .count();
-        if settled == groups {
-            return Ok(Ok(start.elapsed().as_secs_f64()));
-        }
-        if start.elapsed() >= timeout {
-            return Ok(Err(settled));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
 async fn body(ctx: &Ctx, size: Size) -> Result<()> {
-    let tag = size.name;
-    let t = Instant::now();
-    fake_nodes(&ctx.cluster, NODE_PREFIX, size.nodes, "8", "32Gi").await?;
-    println!(
-        "       {tag}: {} kwok nodes created in {:.1}s",
-        size.nodes,
-        t.elapsed().as_secs_f64()
-    );
-    let burst_pods = size.burst_gangs * GANG_SIZE;
-    // Bound to nodes that do not exist, so kwok leaves them alone: the same API work.
-    let ceiling = binding_ceiling(ctx, CEILING_NS, burst_pods, |i| format!("ceiling-{i}")).await?;
-    println!(
-        "       {tag}: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
-    );
+    let tag = size.stream.name;
+    make_nodes(ctx, &size.stream, NODE_PREFIX).await?;
+    let ceiling = ceiling(ctx, &size.stream, CEILING_NS).await?;
     let mut kwok = KwokProc::start(&ctx.env, tag)?;
     let tephra = measure(ctx, &size, ceiling, Contender::Tephra, &mut kwok).await?;
     append_records(ctx, &size, ceiling, &tephra, None)?;
     if let Some(v) = &ctx.env.volcano {
         // Tephra's pods go, so Volcano's scheduler meets the nodes empty, as tephra did.
-        empty_namespace(ctx, NS, size.timeout).await?;
+        empty_namespace(ctx, NS, size.stream.timeout).await?;
         volcano::open_queues(ctx).await?;
         let chart = volcano_chart::chart(ctx)?;
         let peer = volcano_chart::with_chart_objects(
@@ -332,8 +223,8 @@ async fn measure(
 ) -> Result<Run> {
     let ns = who.namespace();
     ctx.cluster.namespace(ns).await?;
-    let times = BindWatch::start(&ctx.cluster, ns);
-    let run = phases(ctx, size, ceiling, who, &times, kwok).await;
+    let mut times = BindWatch::start(&ctx.cluster, ns);
+    let run = phases(ctx, size, ceiling, who, &mut times, kwok).await;
     times.check_single_binds()?;
     run
 }
@@ -343,32 +234,34 @@ async fn phases(
     size: &Size,
     ceiling: f64,
     who: Contender<'_>,
-    times: &BindWatch,
+    times: &mut BindWatch,
     kwok: &mut KwokProc,
 ) -> Result<Run> {
-    let (tag, ns, timeout) = (size.name, who.namespace(), who.timeout(size));
+    let (stream, ns, timeout) = (&size.stream, who.namespace(), who.timeout(size));
+    let tag = stream.name;
     let lead = format!("{tag}: {}", who.label());
     let t = Instant::now();
-    let mut objects = Vec::new();
-    for g in 0..size.burst_gangs {
-        let (group, pods) = gang(ns, g, size.run_for);
-        objects.push(group);
-        objects.extend(pods);
-    }
+    let objects = (0..stream.burst_gangs)
+        .flat_map(|g| gang(ns, g, stream.run_for))
+        .collect();
     ctx.cluster.create_all(objects).await?;
     let burst_created = Instant::now();
-    let burst_pods = size.burst_gangs * GANG_SIZE;
+    let burst_pods = stream.burst_pods();
     println!(
         "       {lead}: burst of {burst_pods} pods in {} gangs created in {:.1}s",
-        size.burst_gangs,
+        stream.burst_gangs,
         t.elapsed().as_secs_f64()
     );
     let name = format!("{tag}-{}", who.label());
     let conf = ctx.write_conf(&name, CHART_CONF)?;
     let start = Instant::now();
     let mut s = who.start(ctx, &name, &conf)?;
-    let burst_names = pod_names(0..size.burst_gangs);
-    let bound = wait_bound(times, &burst_names, timeout, &mut s, kwok).await?;
+    let burst_names = pod_names(0..stream.burst_gangs);
+    let bound = bound_within(times, &burst_names, timeout, || {
+        s.check_alive()?;
+        kwok.check_alive()
+    })
+    .await?;
     let after_burst = who.writes(&s.http_get("/metrics").await?);
     let burst = Phase {
         name: "burst",
@@ -392,36 +285,15 @@ async fn phases(
         });
     }
 
-    let rate_gangs = size.burst_gangs..size.burst_gangs + size.rate_gangs;
-    let period = Duration::from_secs_f64(GANG_SIZE as f64 / size.rate_pods_per_s);
-    let mut ticker = tokio::time::interval(period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let slots = Arc::new(tokio::sync::Semaphore::new(CREATING_AT_ONCE));
+    let rate_gangs = stream.burst_gangs..stream.burst_gangs + stream.rate_gangs;
     let rate_start = Instant::now();
-    let mut creating = Vec::new();
-    for g in rate_gangs.clone() {
-        ticker.tick().await;
-        let slot = slots.clone().acquire_owned().await?;
-        let (cluster, run_for) = (ctx.cluster.clone(), size.run_for);
-        creating.push(tokio::spawn(async move {
-            let sent = create_gang(cluster, ns, g, run_for).await;
-            drop(slot);
-            sent
-        }));
-    }
-    let mut created = Vec::new();
-    for h in creating {
-        let sent = h.await??;
-        created.extend(std::iter::repeat_n(sent, GANG_SIZE));
-    }
-    let creation_rate = created.len() as f64 / rate_start.elapsed().as_secs_f64();
-    println!(
-        "       {lead}: fixed rate: {} pods created at {creation_rate:.0} pods/s (asked {:.0})",
-        created.len(),
-        size.rate_pods_per_s
-    );
+    let created = create_at_rate(ctx, &lead, ns, stream, rate_gangs.clone()).await?;
     let rate_names = pod_names(rate_gangs);
-    let bound = wait_bound(times, &rate_names, timeout, &mut s, kwok).await?;
+    let bound = bound_within(times, &rate_names, timeout, || {
+        s.check_alive()?;
+        kwok.check_alive()
+    })
+    .await?;
     let mut rate = Phase {
         name: "rate",
         from: rate_start,
@@ -430,7 +302,7 @@ async fn phases(
         writes: BTreeMap::new(),
     };
     let catch_up = if rate.complete() {
-        let groups = size.burst_gangs + size.rate_gangs;
+        let groups = stream.burst_gangs + stream.rate_gangs;
         match status_catch_up(ctx, ns, groups, timeout).await? {
             Ok(seconds) => {
                 println!(
@@ -477,17 +349,23 @@ fn append_records(
         if std::env::var_os(history::HISTORY_VAR).is_some() {
             println!(
                 "       {}: no history record: the run did not finish",
-                size.name
+                size.stream.name
             );
         }
         return Ok(());
     };
     for phase in [&run.burst, rate] {
-        let record = phase.record((size.name, size.nodes), ceiling, catch_up, volcano_commit);
+        let stream = &size.stream;
+        let record = phase.record(
+            (stream.name, stream.nodes),
+            ceiling,
+            catch_up,
+            volcano_commit,
+        );
         if let Some(path) = history::append_if_asked(&ctx.env, record)? {
             println!(
                 "       {}: {} record appended to {}",
-                size.name,
+                size.stream.name,
                 phase.name,
                 path.display()
             );

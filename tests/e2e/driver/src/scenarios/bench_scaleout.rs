@@ -100,15 +100,15 @@ fn ms(q: Option<f64>) -> String {
 
 /// One row of the table.
 fn row(setup: &str, part: &Part, ceiling: f64) -> String {
-    let q = part.creation_to_bound();
+    let q = part.phase.creation_to_bound();
     let binds: Vec<String> = part.binds.values().map(u64::to_string).collect();
     format!(
         "| {setup} | {} | {} | {} | {:.0} | {:.0}% | {} | {} | {} | {} |",
         part.binds.len(),
-        part.name,
-        part.pods,
-        part.pods_per_s(),
-        100.0 * part.pods_per_s() / ceiling,
+        part.phase.name,
+        part.phase.pods(),
+        part.phase.pods_per_s(),
+        100.0 * part.phase.pods_per_s() / ceiling,
         ms(q.map(|q| q.p50)),
         ms(q.map(|q| q.p99)),
         binds.join(" / "),
@@ -239,7 +239,7 @@ fn append_history(
         if let Some(path) = history::append_if_asked(&ctx.env, record)? {
             println!(
                 "       {label}: {} record appended to {}",
-                part.name,
+                part.phase.name,
                 path.display()
             );
         }

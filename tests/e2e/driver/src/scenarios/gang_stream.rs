@@ -4,16 +4,21 @@
 //! namespace against schedulers its caller starts, checks that every pod was bound once and no
 //! node held more than it has room for, and returns each part's figures: pods bound per second,
 //! creation to bound p50/p90/p99 (the driver's create call to the bind arriving on its watch),
-//! the first and last bind, the schedulers' API writes and binds.
+//! the first and last bind, the schedulers' API writes and binds. `bench-kwok` puts the same
+//! pieces together itself, one scheduler at a time, so that Volcano's is measured for what it
+//! bound in its time rather than failed.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
 use serde_json::json;
 use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
 
+mod phase;
+
+pub use self::phase::Phase;
 use super::bind_watch::BindWatch;
 use super::binds::{bound_once, refused_of};
 use super::throughput::{CEILING_CONCURRENCY, binding_ceiling};
@@ -48,7 +53,7 @@ pub struct Size {
 }
 
 impl Size {
-    fn burst_pods(&self) -> usize {
+    pub(super) fn burst_pods(&self) -> usize {
         self.burst_gangs * GANG_SIZE
     }
 }
@@ -80,7 +85,7 @@ pub async fn ceiling(ctx: &Ctx, size: &Size, ns: &str) -> Result<f64> {
 }
 
 /// The objects of gang `g` in `ns`: its PodGroup and pods.
-fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
+pub(super) fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
     let name = format!("g{g}");
     let mut objects = vec![pod_group(ns, &name, "default", GANG_SIZE as i32)];
     objects.extend((0..GANG_SIZE).map(|i| {
@@ -91,7 +96,8 @@ fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
     objects
 }
 
-fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
+/// The pods of `gangs`, in the order `gang` makes them.
+pub(super) fn pod_names(gangs: std::ops::Range<usize>) -> Vec<String> {
     gangs
         .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
         .collect()
@@ -107,6 +113,26 @@ async fn create_gang(cluster: Cluster, ns: String, g: usize, run_for: &str) -> R
     Ok(sent)
 }
 
+/// Waits until every pod of `pods` is bound or `timeout` passes; the bind time of each, `None`
+/// for those not bound. Fails when `alive` (the processes at work) or the watch fails.
+pub(super) async fn bound_within(
+    watch: &mut BindWatch,
+    pods: &[String],
+    timeout: Duration,
+    mut alive: impl FnMut() -> Result<()>,
+) -> Result<Vec<Option<Instant>>> {
+    let start = Instant::now();
+    loop {
+        let bound = watch.bound_each(pods);
+        if bound.iter().all(Option::is_some) || start.elapsed() >= timeout {
+            return Ok(bound);
+        }
+        alive()?;
+        watch.check_alive()?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Waits until every pod of `pods` is bound; fails after `timeout` or when a process or the
 /// watch ends.
 async fn wait_bound(
@@ -115,26 +141,21 @@ async fn wait_bound(
     timeout: Duration,
     schedulers: &mut [SchedulerProc],
     kwok: &mut KwokProc,
-) -> Result<Vec<Instant>> {
-    let start = Instant::now();
-    loop {
-        let bound = watch.bound(pods);
-        if bound.len() == pods.len() {
-            return Ok(bound);
-        }
+) -> Result<Vec<Option<Instant>>> {
+    let bound = bound_within(watch, pods, timeout, || {
         for s in schedulers.iter_mut() {
             s.check_alive()?;
         }
-        kwok.check_alive()?;
-        watch.check_alive()?;
-        ensure!(
-            start.elapsed() < timeout,
-            "only {} of {} pods bound after {timeout:?}",
-            bound.len(),
-            pods.len()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        kwok.check_alive()
+    })
+    .await?;
+    let done = bound.iter().flatten().count();
+    ensure!(
+        done == pods.len(),
+        "only {done} of {} pods bound after {timeout:?}",
+        pods.len()
+    );
+    Ok(bound)
 }
 
 /// The `q` quantile of `sorted` milliseconds (nearest rank).
@@ -178,17 +199,9 @@ async fn writes_of(schedulers: &[SchedulerProc]) -> Result<BTreeMap<String, f64>
     Ok(sum)
 }
 
-/// One part of the stream: its figures.
+/// One part of the stream: its figures, and which scheduler bound its pods.
 pub struct Part {
-    /// `burst` or `rate`.
-    pub name: &'static str,
-    pub pods: usize,
-    /// When the part's clock starts: the schedulers' start for the burst, the first creation
-    /// for the fixed rate.
-    from: Instant,
-    created: Vec<Instant>,
-    bound: Vec<Instant>,
-    writes: BTreeMap<String, f64>,
+    pub phase: Phase,
     /// The part's pods each scheduler bound, by scheduler.
     pub binds: BTreeMap<String, u64>,
     /// The part's bindings the API server refused, over all schedulers.
@@ -196,70 +209,15 @@ pub struct Part {
 }
 
 impl Part {
-    fn first(&self) -> Duration {
-        self.bound
-            .iter()
-            .min()
-            .map_or(Duration::ZERO, |t| *t - self.from)
-    }
-
-    fn last(&self) -> Duration {
-        self.bound
-            .iter()
-            .max()
-            .map_or(Duration::ZERO, |t| *t - self.from)
-    }
-
-    /// Pods bound per second from the part's start to its last bind.
-    pub fn pods_per_s(&self) -> f64 {
-        self.pods as f64 / self.last().as_secs_f64().max(1e-3)
-    }
-
-    /// Pods bound per second from the part's first bind to its last.
-    fn binding_pods_per_s(&self) -> f64 {
-        self.pods as f64 / (self.last() - self.first()).as_secs_f64().max(1e-3)
-    }
-
-    pub fn creation_to_bound(&self) -> Option<Quantiles> {
-        let ms = self
-            .created
-            .iter()
-            .zip(&self.bound)
-            .map(|(c, b)| b.saturating_duration_since(*c).as_secs_f64() * 1000.0)
-            .collect();
-        quantiles(ms)
-    }
-
     fn print(&self, label: &str, ceiling: f64) {
-        let name = self.name;
-        let rate = self.pods_per_s();
-        println!(
-            "       {label}: {name}: {} pods bound {:.1}s after the start ({rate:.0} pods/s, {:.0}% of the ceiling); first bind at {:.2}s, binds ran {:.1}s ({:.0} pods/s)",
-            self.pods,
-            self.last().as_secs_f64(),
-            100.0 * rate / ceiling,
-            self.first().as_secs_f64(),
-            (self.last() - self.first()).as_secs_f64(),
-            self.binding_pods_per_s(),
-        );
-        if let Some(q) = self.creation_to_bound() {
-            println!(
-                "       {label}: {name}: creation to bound p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms",
-                q.p50, q.p90, q.p99
-            );
-        }
+        self.phase.print(&format!("{label}:"), ceiling);
         let binds: Vec<String> = self.binds.iter().map(|(s, n)| format!("{s} {n}")).collect();
         println!(
-            "       {label}: {name}: binds by scheduler: {}; refused by the API server: {}",
+            "       {label}: {}: binds by scheduler: {}; refused by the API server: {}",
+            self.phase.name,
             binds.join(", "),
             self.refused
         );
-        for (what, n) in &self.writes {
-            println!(
-                "       {label}: {name}:   {what:<24} {n:>7} ({:.2} per pod)",
-                n / self.pods as f64
-            );
-        }
     }
 
     /// The part's history record, scenario `<label>/<part>`, made once where and when are
@@ -271,31 +229,13 @@ impl Part {
         ceiling: f64,
         catch_up: f64,
     ) -> impl FnOnce(Provenance) -> E2eRecord + use<> {
-        let scenario = format!("{label}/{}", self.name);
-        let (nodes, pods) = (size.nodes as u32, self.pods as u32);
-        let (pods_per_s, binding_pods_per_s) = (self.pods_per_s(), self.binding_pods_per_s());
-        let creation_to_bound_ms = self.creation_to_bound();
-        let (first, last) = (self.first().as_secs_f64(), self.last().as_secs_f64());
-        let writes = self.writes.clone();
+        let record = self
+            .phase
+            .record((label, size.nodes), ceiling, catch_up, None);
         let binds = self.binds.clone();
         move |provenance| E2eRecord {
-            provenance,
-            scenario,
-            nodes,
-            pods,
-            pods_per_s,
-            binding_pods_per_s,
-            api_ceiling_pods_per_s: ceiling,
-            api_ceiling_concurrency: CEILING_CONCURRENCY as u32,
-            status_catch_up_s: catch_up,
-            creation_to_bound_ms,
-            first_bind_s: Some(first),
-            last_bind_s: Some(last),
-            api_writes: Some(writes),
             binds_by_scheduler: Some(binds),
-            running_pods: None,
-            caches_synced_s: None,
-            volcano_commit: None,
+            ..record(provenance)
         }
     }
 }
@@ -321,8 +261,14 @@ impl Played {
     }
 }
 
-/// Seconds until the `groups` PodGroups of `ns` are Running or Completed as the API holds them.
-async fn status_catch_up(ctx: &Ctx, ns: &str, groups: usize, timeout: Duration) -> Result<f64> {
+/// Seconds until the `groups` PodGroups of `ns` are Running or Completed as the API holds them;
+/// after `timeout`, how many were.
+pub(super) async fn status_catch_up(
+    ctx: &Ctx,
+    ns: &str,
+    groups: usize,
+    timeout: Duration,
+) -> Result<std::result::Result<f64, usize>> {
     let start = Instant::now();
     loop {
         let settled = ctx
@@ -336,19 +282,18 @@ async fn status_catch_up(ctx: &Ctx, ns: &str, groups: usize, timeout: Duration) 
             })
             .count();
         if settled == groups {
-            return Ok(start.elapsed().as_secs_f64());
+            return Ok(Ok(start.elapsed().as_secs_f64()));
         }
-        ensure!(
-            start.elapsed() < timeout,
-            "{settled} of {groups} PodGroups Running or Completed after {timeout:?}"
-        );
+        if start.elapsed() >= timeout {
+            return Ok(Err(settled));
+        }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
 /// Creates the fixed-rate gangs of `gangs` in `ns` at `size`'s rate; returns each pod's
 /// creation time, in the order of `pod_names(gangs)`.
-async fn create_at_rate(
+pub(super) async fn create_at_rate(
     ctx: &Ctx,
     label: &str,
     ns: &str,
@@ -432,7 +377,13 @@ pub async fn play(
     let rate_bound =
         wait_bound(&mut watch, &rate_names, size.timeout, &mut schedulers, kwok).await?;
     let groups = size.burst_gangs + size.rate_gangs;
-    let catch_up_s = status_catch_up(ctx, ns, groups, size.timeout).await?;
+    let catch_up_s = match status_catch_up(ctx, ns, groups, size.timeout).await? {
+        Ok(seconds) => seconds,
+        Err(settled) => bail!(
+            "{settled} of {groups} PodGroups Running or Completed after {:?}",
+            size.timeout
+        ),
+    };
     let after = writes_of(&schedulers).await?;
     println!("       {label}: PodGroup statuses caught up {catch_up_s:.1}s after the last bind");
 
@@ -460,22 +411,24 @@ pub async fn play(
     let (burst_binds, burst_refused) = binds_among(&burst_names);
     let (rate_binds, rate_refused) = binds_among(&rate_names);
     let burst = Part {
-        name: "burst",
-        pods: burst_names.len(),
-        from: started,
-        created: vec![burst_created; burst_names.len()],
-        bound: burst_bound,
-        writes: after_burst.clone(),
+        phase: Phase {
+            name: "burst",
+            from: started,
+            created: vec![burst_created; burst_names.len()],
+            bound: burst_bound,
+            writes: after_burst.clone(),
+        },
         binds: burst_binds,
         refused: burst_refused,
     };
     let rate = Part {
-        name: "rate",
-        pods: rate_names.len(),
-        from: rate_start,
-        created: rate_created,
-        bound: rate_bound,
-        writes: writes_between(&after_burst, &after),
+        phase: Phase {
+            name: "rate",
+            from: rate_start,
+            created: rate_created,
+            bound: rate_bound,
+            writes: writes_between(&after_burst, &after),
+        },
         binds: rate_binds,
         refused: rate_refused,
     };

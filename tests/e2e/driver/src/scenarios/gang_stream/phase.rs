@@ -1,16 +1,17 @@
-//! One phase's figures (the burst, or the fixed rate) for one scheduler: its pods' creation
-//! and bind times and the scheduler's API writes over the phase; printed, and made into a
-//! history record.
+//! One phase's figures (the burst, or the fixed rate) of a stream: its pods' creation and bind
+//! times and the schedulers' API writes over the phase; printed, and made into a history record.
+//! A phase may be partial: Volcano's scheduler in `bench-kwok` is measured for what it bound
+//! in its time.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use tephra_adapters::history::{E2eRecord, Provenance, Quantiles};
 
-use super::super::gang_stream::quantiles;
 use super::super::throughput::CEILING_CONCURRENCY;
+use super::quantiles;
 
-/// One phase of one scheduler's run.
+/// One phase of a run.
 pub struct Phase {
     pub name: &'static str,
     /// When the phase's clock starts: the scheduler's start for the burst, the first creation
@@ -121,7 +122,7 @@ impl Phase {
         ceiling: f64,
         catch_up: f64,
         volcano_commit: Option<&str>,
-    ) -> impl FnOnce(Provenance) -> E2eRecord {
+    ) -> impl FnOnce(Provenance) -> E2eRecord + use<> {
         let scenario = match volcano_commit {
             None => format!("{size}/{}", self.name),
             Some(_) => format!("{size}/{} volcano", self.name),
