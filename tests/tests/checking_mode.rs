@@ -53,8 +53,8 @@ fn cycle(checking: bool) -> Result<usize, CycleError> {
         seed: 1,
     });
     let driver = CycleDriver::new(Arc::new(conf), DEFAULT_QUEUE).checking(checking);
-    let cycle = driver.run(&mut state, &registry(), START_TIME, "check".into(), &mut ())?;
-    Ok(cycle.decisions.binds.len())
+    let decisions = driver.run(&mut state, &registry(), START_TIME, "check".into(), &mut ())?;
+    Ok(decisions.binds.len())
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn a_cycle_that_carries_nothing_hidden_passes_checking_mode() {
     driver.warm_up(&mut state, &registry).unwrap();
     for second in 0..3 {
         let now = tephra_engine::api::Time(START_TIME.0 + second);
-        let cycle = driver
+        let decisions = driver
             .run(
                 &mut state,
                 &registry,
@@ -90,7 +90,7 @@ fn a_cycle_that_carries_nothing_hidden_passes_checking_mode() {
             )
             .expect("the carried values equal those computed from scratch");
         if second == 0 {
-            assert!(!cycle.decisions.binds.is_empty());
+            assert!(!decisions.binds.is_empty());
         }
         state.complete_offline();
     }

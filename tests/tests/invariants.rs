@@ -415,8 +415,7 @@ fn run(case: &str, conf: &SchedulerConfig, seed: u64, threads: usize) -> Vec<Str
                     &mut (),
                 )
             })
-            .unwrap_or_else(|e| panic!("{context}: the cycle runs: {e:?}"))
-            .decisions;
+            .unwrap_or_else(|e| panic!("{context}: the cycle runs: {e:?}"));
         check(&context, &cluster, &guarantees, &state, &before, &decisions);
         summaries.push(summary(&decisions));
         churn(&mut rng, &mut cluster, &mut state);

@@ -70,7 +70,7 @@ fn hard_sharded(nodes: &str) -> (ClusterState, CycleDriver) {
 /// Runs one cycle and returns its binds as `pod -> node`, sorted.
 fn cycle(driver: &CycleDriver, state: &mut ClusterState, n: i64) -> Vec<(String, String)> {
     let now = Time(1_750_000_000 + n);
-    let c = driver
+    let decisions = driver
         .run(
             state,
             &builtin_registry(),
@@ -79,8 +79,7 @@ fn cycle(driver: &CycleDriver, state: &mut ClusterState, n: i64) -> Vec<(String,
             &mut (),
         )
         .expect("the cycle runs");
-    let mut binds: Vec<(String, String)> = c
-        .decisions
+    let mut binds: Vec<(String, String)> = decisions
         .binds
         .iter()
         .map(|b| (b.name.to_string(), b.node.clone()))

@@ -469,7 +469,7 @@ impl Scheduler {
         };
         let cycle = self
             .driver
-            .run(&mut self.state, &self.registry, now, uid, &mut observer);
+            .decide(&mut self.state, &self.registry, now, uid, &mut observer);
         self.end_profiled_cycle();
         let decisions = match cycle {
             Ok(cycle) => {
@@ -482,7 +482,7 @@ impl Scheduler {
                     snap.jobs.len(),
                     snap.tasks.len()
                 );
-                cycle.decisions
+                cycle.assume(&mut self.state, now)
             }
             Err(e) => {
                 tracing::error!("{e}");

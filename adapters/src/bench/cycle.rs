@@ -77,8 +77,7 @@ pub fn timed_cycle(
     let cpu_ms = cpu_start
         .zip(process_cpu_ns())
         .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
-    let decisions = decided.decisions;
-    state.assume(&decisions, now);
+    let decisions = decided.assume(state, now);
     state.complete_offline();
     let timing = CycleTiming::of(&times, decisions.binds.len(), cpu_ms);
     Ok((timing, decisions))

@@ -141,8 +141,10 @@ pub fn run_cycles(
         // One second apart, Volcano's default scheduling period.
         let now = Time(START_TIME.0 + i64::from(cycle) - 1);
         let uid = format!("tephra-cycle-{cycle}").into();
-        let done = driver.run(state, registry, now, uid, &mut ())?;
-        reports.push(CycleReport::new(state, &done.snapshot, &done.decisions));
+        let cycle = driver.decide(state, registry, now, uid, &mut ())?;
+        // Read before assuming, which changes no PodGroup spec or queue the report reads.
+        reports.push(CycleReport::new(state, &cycle.snapshot, &cycle.decisions));
+        cycle.assume(state, now);
         state.complete_offline();
     }
     Ok(reports)
