@@ -51,28 +51,12 @@ pub struct Size {
 }
 
 pub const FULL: Size = Size {
-    stream: gang_stream::Size {
-        name: "bench-kwok",
-        nodes: 5000,
-        burst_gangs: 500,
-        rate_gangs: 1000,
-        rate_pods_per_s: 500.0,
-        run_for: "30s",
-        timeout: Duration::from_secs(600),
-    },
+    stream: gang_stream::Size::full("bench-kwok"),
     volcano_timeout: Duration::from_secs(900),
 };
 
 pub const SHORT: Size = Size {
-    stream: gang_stream::Size {
-        name: "bench-kwok-short",
-        nodes: 500,
-        burst_gangs: 50,
-        rate_gangs: 100,
-        rate_pods_per_s: 500.0,
-        run_for: "5s",
-        timeout: Duration::from_secs(120),
-    },
+    stream: gang_stream::Size::short("bench-kwok-short"),
     volcano_timeout: Duration::from_secs(240),
 };
 

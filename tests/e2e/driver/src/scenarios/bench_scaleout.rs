@@ -10,7 +10,6 @@
 //! (`tests/e2e/run bench-scaleout`, or `bench-scaleout-short` at a tenth of the size).
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use tephra_adapters::history::Machine;
@@ -29,25 +28,9 @@ const NODE_PREFIX: &str = "so";
 /// The NodeShards, one per sharded scheduler, and the scheduler processes' names.
 const SHARDS: [&str; 3] = ["scaleout-a", "scaleout-b", "scaleout-c"];
 
-pub const FULL: Size = Size {
-    name: "bench-scaleout",
-    nodes: 5000,
-    burst_gangs: 500,
-    rate_gangs: 1000,
-    rate_pods_per_s: 500.0,
-    run_for: "30s",
-    timeout: Duration::from_secs(600),
-};
+pub const FULL: Size = Size::full("bench-scaleout");
 
-pub const SHORT: Size = Size {
-    name: "bench-scaleout-short",
-    nodes: 500,
-    burst_gangs: 50,
-    rate_gangs: 100,
-    rate_pods_per_s: 500.0,
-    run_for: "5s",
-    timeout: Duration::from_secs(120),
-};
+pub const SHORT: Size = Size::short("bench-scaleout-short");
 
 pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
     let result = body(ctx, size).await;

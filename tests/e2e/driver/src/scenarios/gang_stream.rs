@@ -53,6 +53,33 @@ pub struct Size {
 }
 
 impl Size {
+    /// The full stream: 5,000 nodes, a burst of 500 gangs, then 1,000 gangs at 500 pods/s, each
+    /// pod running 30 s.
+    pub const fn full(name: &'static str) -> Size {
+        Size {
+            name,
+            nodes: 5000,
+            burst_gangs: 500,
+            rate_gangs: 1000,
+            rate_pods_per_s: 500.0,
+            run_for: "30s",
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// A tenth of it: 500 nodes, 50 gangs, then 100 at the same rate, each pod running 5 s.
+    pub const fn short(name: &'static str) -> Size {
+        Size {
+            name,
+            nodes: 500,
+            burst_gangs: 50,
+            rate_gangs: 100,
+            rate_pods_per_s: 500.0,
+            run_for: "5s",
+            timeout: Duration::from_secs(120),
+        }
+    }
+
     pub(super) fn burst_pods(&self) -> usize {
         self.burst_gangs * GANG_SIZE
     }
