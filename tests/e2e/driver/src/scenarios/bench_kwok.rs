@@ -24,7 +24,7 @@ use kube::api::{Api, ListParams};
 use super::bind_watch::BindWatch;
 use super::cleaning;
 use super::gang_stream::{
-    self, Phase, bound_within, ceiling, create_at_rate, gang, make_nodes, pod_names,
+    self, Phase, bound_within, ceiling, create_at_rate, create_burst, make_nodes, pod_names,
     status_catch_up, writes_between,
 };
 use super::volcano_chart;
@@ -224,18 +224,7 @@ async fn phases(
     let (stream, ns, timeout) = (&size.stream, who.namespace(), who.timeout(size));
     let tag = stream.name;
     let lead = format!("{tag}: {}", who.label());
-    let t = Instant::now();
-    let objects = (0..stream.burst_gangs)
-        .flat_map(|g| gang(ns, g, stream.run_for))
-        .collect();
-    ctx.cluster.create_all(objects).await?;
-    let burst_created = Instant::now();
-    let burst_pods = stream.burst_pods();
-    println!(
-        "       {lead}: burst of {burst_pods} pods in {} gangs created in {:.1}s",
-        stream.burst_gangs,
-        t.elapsed().as_secs_f64()
-    );
+    let burst_created = create_burst(ctx, &lead, ns, stream).await?;
     let name = format!("{tag}-{}", who.label());
     let conf = ctx.write_conf(&name, CHART_CONF)?;
     let start = Instant::now();
@@ -250,7 +239,7 @@ async fn phases(
     let burst = Phase {
         name: "burst",
         from: start,
-        created: vec![burst_created; burst_pods],
+        created: vec![burst_created; stream.burst_pods()],
         bound,
         writes: after_burst.clone(),
     };

@@ -112,7 +112,7 @@ pub async fn ceiling(ctx: &Ctx, size: &Size, ns: &str) -> Result<f64> {
 }
 
 /// The objects of gang `g` in `ns`: its PodGroup and pods.
-pub(super) fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
+fn gang(ns: &str, g: usize, run_for: &str) -> Vec<serde_json::Value> {
     let name = format!("g{g}");
     let mut objects = vec![pod_group(ns, &name, "default", GANG_SIZE as i32)];
     objects.extend((0..GANG_SIZE).map(|i| {
@@ -318,6 +318,23 @@ pub(super) async fn status_catch_up(
     }
 }
 
+/// Creates the burst's gangs in `ns` all at once; returns when they were sent.
+pub(super) async fn create_burst(ctx: &Ctx, label: &str, ns: &str, size: &Size) -> Result<Instant> {
+    let t = Instant::now();
+    let objects = (0..size.burst_gangs)
+        .flat_map(|g| gang(ns, g, size.run_for))
+        .collect();
+    ctx.cluster.create_all(objects).await?;
+    let sent = Instant::now();
+    println!(
+        "       {label}: burst of {} pods in {} gangs created in {:.1}s",
+        size.burst_pods(),
+        size.burst_gangs,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(sent)
+}
+
 /// Creates the fixed-rate gangs of `gangs` in `ns` at `size`'s rate; returns each pod's
 /// creation time, in the order of `pod_names(gangs)`.
 pub(super) async fn create_at_rate(
@@ -372,18 +389,7 @@ pub async fn play(
 ) -> Result<Played> {
     ctx.cluster.namespace(ns).await?;
     let mut watch = BindWatch::start(&ctx.cluster, ns);
-    let t = Instant::now();
-    let burst_objects = (0..size.burst_gangs)
-        .flat_map(|g| gang(ns, g, size.run_for))
-        .collect();
-    ctx.cluster.create_all(burst_objects).await?;
-    let burst_created = Instant::now();
-    println!(
-        "       {label}: burst of {} pods in {} gangs created in {:.1}s",
-        size.burst_pods(),
-        size.burst_gangs,
-        t.elapsed().as_secs_f64()
-    );
+    let burst_created = create_burst(ctx, label, ns, size).await?;
     let started = Instant::now();
     let mut schedulers = start()?;
     let burst_names = pod_names(0..size.burst_gangs);
