@@ -210,11 +210,13 @@ impl CycleDriver {
     }
 
     /// Checking mode: every cycle is run again from scratch (`ClusterState::from_scratch`, an
-    /// empty carryover, the class caches off, a copy of the timers as they were) and its
-    /// decisions must equal the cycle's, or the cycle fails with `CycleError::CheckFailed`.
-    /// So whatever a cycle carries or patches from the one before (the cache's kept tables
-    /// and memos, the carried node sums and classes, the patched close) is checked against
-    /// the value computed from nothing. Costs a second, slow cycle: for tests and debugging.
+    /// empty carryover, the class caches off, a copy of the timers as they were, job ids in an
+    /// order drawn from the cycle's time) and its decisions must equal the cycle's, or the
+    /// cycle fails with `CycleError::CheckFailed`. So whatever a cycle carries or patches from
+    /// the one before (the cache's kept tables and memos, the carried node sums and classes,
+    /// the patched close) is checked against the value computed from nothing, and no decision
+    /// may hang on how job ids were assigned. Costs a second, slow cycle: for tests and
+    /// debugging.
     pub fn checking(mut self, on: bool) -> Self {
         self.checking = on;
         self
@@ -285,9 +287,11 @@ impl CycleDriver {
         uid: Arc<str>,
         observer: &mut dyn CycleObserver,
     ) -> Result<Cycle, CycleError> {
-        let reference = self
-            .checking
-            .then(|| (state.from_scratch(), Timers::clone(&self.timers)));
+        let reference = self.checking.then(|| {
+            let mut fresh = state.from_scratch();
+            fresh.shuffle_job_ids(now.0 as u64);
+            (fresh, Timers::clone(&self.timers))
+        });
         let options = SessionOptions {
             now,
             uid: uid.clone(),
@@ -360,7 +364,18 @@ impl CycleDriver {
 
 /// The first decision in which `a` and `b` differ, field by field in `Decisions` order, or
 /// `None` when they decided the same (the metrics, which hold timings, are not compared).
+/// Binds, evictions and queues are compared in order: they come in the order Volcano decides
+/// them. The rest come in job or task id order, which the session from scratch draws afresh
+/// (`ClusterState::shuffle_job_ids`), so they are compared as sets.
 fn first_difference(a: &Decisions, b: &Decisions) -> Option<String> {
+    fn differ_as_sets<T: std::fmt::Debug>(what: &str, a: &[T], b: &[T]) -> Option<String> {
+        let sorted = |v: &[T]| {
+            let mut lines: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+            lines.sort_unstable();
+            lines
+        };
+        differ(what, &sorted(a), &sorted(b))
+    }
     fn differ<T: PartialEq + std::fmt::Debug>(what: &str, a: &[T], b: &[T]) -> Option<String> {
         if a == b {
             return None;
@@ -380,10 +395,10 @@ fn first_difference(a: &Decisions, b: &Decisions) -> Option<String> {
     }
     differ("binds", &a.binds, &b.binds)
         .or_else(|| differ("evictions", &a.evictions, &b.evictions))
-        .or_else(|| differ("pipelined", &a.pipelined, &b.pipelined))
-        .or_else(|| differ("pod_groups", &a.pod_groups, &b.pod_groups))
+        .or_else(|| differ_as_sets("pipelined", &a.pipelined, &b.pipelined))
+        .or_else(|| differ_as_sets("pod_groups", &a.pod_groups, &b.pod_groups))
         .or_else(|| differ("queues", &a.queues, &b.queues))
-        .or_else(|| differ("pod_conditions", &a.pod_conditions, &b.pod_conditions))
-        .or_else(|| differ("events", &a.events, &b.events))
-        .or_else(|| differ("numa_bookings", &a.numa_bookings, &b.numa_bookings))
+        .or_else(|| differ_as_sets("pod_conditions", &a.pod_conditions, &b.pod_conditions))
+        .or_else(|| differ_as_sets("events", &a.events, &b.events))
+        .or_else(|| differ_as_sets("numa_bookings", &a.numa_bookings, &b.numa_bookings))
 }

@@ -42,6 +42,11 @@ pub fn execute(ssn: &mut Session) {
         under_request.entry(q).or_default().push(j);
         tasks.insert(j, pending_tasks(ssn, j));
     }
+    // Volcano gathers them from its job map, in no order, and lets them preempt within
+    // themselves in that order.
+    for jobs in under_request.values_mut() {
+        jobs.sort_by(|&l, &r| snap.job_walk_order(l, r));
+    }
     let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
     for &q in preemptors.keys() {
         queues.push(q, |l, r| ssn.queue_order_less(l, r));

@@ -123,11 +123,16 @@ pub fn worth_trying_among(ssn: &Session, task: TaskId, nodes: &[NodeId]) -> Vec<
     nodes.iter().copied().filter(|n| !unresolvable(n)).collect()
 }
 
-/// Tasks accounted on `node` that pass `keep`, in the node's order.
+/// Tasks accounted on `node` that pass `keep`, in walk order (`Snapshot::task_walk_order`):
+/// Volcano takes them from the node's task map, in no order, and a plugin that spends a budget
+/// on them as they come (`pdb`) picks its victims by that order.
 pub fn node_tasks_where(ssn: &Session, node: NodeId, keep: impl Fn(TaskId) -> bool) -> Vec<TaskId> {
-    ssn.state.nodes.tasks[node]
+    let mut tasks: Vec<TaskId> = ssn.state.nodes.tasks[node]
         .iter()
         .copied()
         .filter(|&t| keep(t))
-        .collect()
+        .collect();
+    let snap = &ssn.state.snap;
+    tasks.sort_by(|&l, &r| snap.task_walk_order(l, r));
+    tasks
 }

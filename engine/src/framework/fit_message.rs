@@ -10,6 +10,8 @@ use crate::model::{JobId, TaskStatus};
 
 impl SessionState {
     /// Volcano's `JobInfo.FitError()`: readiness, a status histogram and the first reason.
+    /// Volcano's first reason is that of whichever failed task its task map yields first; here
+    /// it is the first failed task in task order, whatever ids the tasks have.
     /// Close asks for it once per unready job and a contended cycle has thousands, so the
     /// histogram's parts are written into one buffer rather than a string each.
     pub fn job_fit_error(&self, j: JobId) -> String {
@@ -43,7 +45,10 @@ impl SessionState {
         }
         if !st.jobs.fit_message[j].is_empty() {
             let _ = write!(msg, ". Origin reason is: {}", st.jobs.fit_message[j]);
-        } else if let Some((t, fe)) = st.jobs.fit_errors[j].iter().next() {
+        } else if let Some((t, fe)) = st.jobs.fit_errors[j]
+            .iter()
+            .min_by(|(l, _), (r, _)| st.snap.tasks.order_within_job(**l, **r))
+        {
             let _ = write!(
                 msg,
                 ". Origin reason is {}: {}",

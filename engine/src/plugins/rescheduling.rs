@@ -231,6 +231,9 @@ impl Rescheduling {
             if pods.is_empty() {
                 continue;
             }
+            // Volcano sorts the node's pods from its task map, in no order, and keeps no
+            // order among equal keys; here equal keys keep walk order.
+            pods.sort_by(|&l, &r| snap.task_walk_order(l, r));
             pods.sort_by_key(|t| {
                 let p = &snap.tasks.pod[t.idx()];
                 (

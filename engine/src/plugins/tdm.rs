@@ -257,7 +257,7 @@ impl Plugin for Tdm {
             if self.zone_open(ssn, zone).is_ok() {
                 continue;
             }
-            let on_zone: Vec<TaskId> = ssn
+            let mut on_zone: Vec<TaskId> = ssn
                 .snap
                 .nodes
                 .ids()
@@ -265,6 +265,9 @@ impl Plugin for Tdm {
                 .flat_map(|n| ssn.nodes.tasks[n].iter().copied())
                 .filter(|&t| Self::evictable(ssn, t))
                 .collect();
+            // Volcano walks its nodes' task maps, in no order; the budgets are spent in
+            // this one.
+            on_zone.sort_by(|&l, &r| ssn.snap.task_walk_order(l, r));
             victims.extend(Self::within_budgets(ssn, &on_zone));
         }
         Some(victims)

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -76,6 +77,8 @@ pub struct SnapshotBuilder<'a> {
     default_queue: String,
     /// `nodes_changed_since`: an earlier snapshot and the names of the nodes changed since.
     changed_since: Option<(u64, Vec<String>)>,
+    /// `job_ids_shuffled`: job ids follow an order drawn from this seed, not UID order.
+    job_id_seed: Option<u64>,
 }
 
 /// The last serial handed to a snapshot; serials are unique in the process, so a snapshot
@@ -268,6 +271,15 @@ impl<'a> SnapshotBuilder<'a> {
         self.earlier_tasks(tables)
     }
 
+    /// Assigns job ids, and the ids of each job's tasks, in an order drawn from `seed` instead
+    /// of UID and task order. Nothing Volcano decides may depend on how ids are assigned, as
+    /// every order it uses compares UIDs, names or creation times; the checking mode's session
+    /// from scratch takes shuffled ids so that a decision that does depend on them shows up.
+    pub fn job_ids_shuffled(&mut self, seed: u64) -> &mut Self {
+        self.job_id_seed = Some(seed);
+        self
+    }
+
     /// Says which nodes may differ from snapshot `since`, which the same cache built with the
     /// same node ids and node images (`Snapshot::changed_since`).
     pub fn nodes_changed_since(
@@ -450,6 +462,10 @@ impl<'a> SnapshotBuilder<'a> {
             })
             .collect();
         sort_by_uid(&mut pgs);
+        if let Some(seed) = self.job_id_seed {
+            let hasher = FixedState::with_seed(seed);
+            pgs.sort_by_cached_key(|(_, row, _, _)| hasher.hash_one(&*row.uid));
+        }
         let priority_of = |pg: &PodGroup| {
             if pg.spec.priority_class_name.is_empty() {
                 default_priority
@@ -478,7 +494,7 @@ impl<'a> SnapshotBuilder<'a> {
         // beside the job holds them when they fit (the names' own bytes lie one allocation
         // each over the heap). Pods left over (naming no PodGroup, or one not in the session)
         // are the jobless ones, found only when there are some.
-        let members: Vec<&[Arc<Pod>]> = pgs
+        let mut members: Vec<&[Arc<Pod>]> = pgs
             .par_iter()
             .zip(&j.namespace)
             .zip(&j.name)
@@ -493,6 +509,20 @@ impl<'a> SnapshotBuilder<'a> {
                 }
             })
             .collect();
+        // Shuffled ids: each job's task ids too.
+        let shuffled: Vec<Vec<Arc<Pod>>>;
+        if let Some(seed) = self.job_id_seed {
+            let hasher = FixedState::with_seed(seed);
+            shuffled = members
+                .iter()
+                .map(|pods| {
+                    let mut pods = pods.to_vec();
+                    pods.sort_by_cached_key(|p| hasher.hash_one(&p.metadata.uid));
+                    pods
+                })
+                .collect();
+            members = shuffled.iter().map(Vec::as_slice).collect();
+        }
         let in_jobs: usize = members.iter().map(|m| m.len()).sum();
         let mut jobless: Vec<&Arc<Pod>> = Vec::new();
         if in_jobs < index.len() {

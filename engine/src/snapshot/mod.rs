@@ -159,6 +159,28 @@ impl Snapshot {
         }
     }
 
+    /// Two jobs in the order a snapshot that numbers them in order gives them: by UID. Where
+    /// Volcano walks its job map, in no order, tephra walks the jobs in this one, whatever ids
+    /// they have.
+    pub fn job_walk_order(&self, l: JobId, r: JobId) -> std::cmp::Ordering {
+        self.jobs.uid[l.idx()].cmp(&self.jobs.uid[r.idx()])
+    }
+
+    /// Two tasks in the order a snapshot that numbers them in order gives them: by their jobs'
+    /// UIDs (tasks of no session job last), then in task order (`TaskTable::order_within_job`).
+    /// Where Volcano walks its job and task maps, in no order, tephra walks them in this one,
+    /// whatever ids the tasks have.
+    pub fn task_walk_order(&self, l: TaskId, r: TaskId) -> std::cmp::Ordering {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match (self.tasks.job[l.idx()], self.tasks.job[r.idx()]) {
+            (Some(a), Some(b)) => self.job_walk_order(a, b),
+            (Some(_), None) => Less,
+            (None, Some(_)) => Greater,
+            (None, None) => Equal,
+        }
+        .then_with(|| self.tasks.order_within_job(l, r))
+    }
+
     /// A task by `namespace/name`.
     pub fn task_id(&self, key: &str) -> Option<TaskId> {
         (0..self.tasks.len())
@@ -170,8 +192,8 @@ impl Snapshot {
     pub fn job_id(&self, uid: &str) -> Option<JobId> {
         self.jobs
             .uid
-            .binary_search_by(|u| (**u).cmp(uid))
-            .ok()
+            .iter()
+            .position(|u| &**u == uid)
             .map(|i| JobId(i as u32))
     }
 }

@@ -1,8 +1,10 @@
 //! The task table: one row per pod.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::SignatureId;
+use super::pods_by_group::task_order;
 use crate::api::{Pod, Time};
 use crate::model::{JobId, NodeId, Resource, SubJobId, TaskId, TaskStatus};
 
@@ -61,6 +63,12 @@ impl TaskTable {
     /// True when there are no tasks.
     pub fn is_empty(&self) -> bool {
         self.uid.is_empty()
+    }
+
+    /// Two tasks of one job in the order of the job's task list (`task_order`: pod UID,
+    /// namespace, name), which their ids follow only as long as ids are assigned in that order.
+    pub fn order_within_job(&self, l: TaskId, r: TaskId) -> Ordering {
+        task_order(&self.pod[l.idx()], &self.pod[r.idx()])
     }
 
     /// `namespace/name`.
