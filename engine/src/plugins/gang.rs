@@ -152,19 +152,21 @@ impl Plugin for Gang {
                     .map(|(c, unready)| (j, ssn.job_conditions_with(j, c), unready))
             })
             .collect();
-        let retried = verdicts.iter().filter(|(_, _, u)| u.is_some()).count();
-        let mut figures = GangFigures {
-            unready_tasks: Vec::with_capacity(verdicts.len()),
-            retried: Vec::with_capacity(retried),
+        // The names are shared strings all over the heap: taking a reference to each is a
+        // cache miss, so they are taken on the pool too.
+        let names = &ssn.snap.jobs.name;
+        let figures = GangFigures {
+            unready_tasks: verdicts
+                .par_iter()
+                .map(|(j, _, unready)| (names[j.idx()].clone(), unready.unwrap_or(0)))
+                .collect(),
+            retried: verdicts
+                .par_iter()
+                .filter(|(_, _, unready)| unready.is_some())
+                .map(|(j, _, _)| names[j.idx()].clone())
+                .collect(),
         };
-        for (j, conditions, unready) in verdicts {
-            let name = &ssn.snap.jobs.name[j.idx()];
-            figures
-                .unready_tasks
-                .push((name.clone(), unready.unwrap_or(0)));
-            if unready.is_some() {
-                figures.retried.push(name.clone());
-            }
+        for (_, conditions, _) in verdicts {
             ssn.set_job_conditions(conditions);
         }
         ssn.metrics.gang = Some(figures);
