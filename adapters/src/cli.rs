@@ -109,7 +109,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cold: bool,
     /// Checking mode: run every cycle again from scratch (no carried or patched value, class
-    /// caches off) and fail on any difference in the decisions. Slow: for testing.
+    /// caches off, jobs and tasks numbered in a shuffled order) and fail on any difference in
+    /// the decisions. Slow: for testing.
     #[arg(long)]
     pub check: bool,
     /// Profile the cycles in-process and write one SVG flamegraph per phase into DIR
