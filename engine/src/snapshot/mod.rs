@@ -197,3 +197,80 @@ impl Snapshot {
             .map(|i| JobId(i as u32))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Pod, PodGroup, Queue};
+
+    /// Three jobs of three pods and a pod of no job, built with ids in order, or shuffled.
+    fn built(shuffle: Option<u64>) -> Snapshot {
+        let mut b = SnapshotBuilder::new("q");
+        let mut queue = Queue::default();
+        queue.metadata.name = "q".into();
+        b.queue(Arc::new(queue));
+        for job in ["a", "b", "c"] {
+            let mut pg = PodGroup::default();
+            pg.metadata.name = job.into();
+            pg.metadata.namespace = "ns".into();
+            pg.spec.queue = "q".into();
+            b.pod_group(Arc::new(pg));
+        }
+        for (name, group) in [
+            ("a-2", "a"),
+            ("c-1", "c"),
+            ("b-1", "b"),
+            ("a-1", "a"),
+            ("loose", ""),
+            ("c-2", "c"),
+            ("b-2", "b"),
+            ("a-3", "a"),
+            ("c-3", "c"),
+            ("b-3", "b"),
+        ] {
+            let mut pod = Pod::default();
+            pod.metadata.name = name.into();
+            pod.metadata.namespace = "ns".into();
+            pod.metadata.uid = format!("uid-{name}");
+            if !group.is_empty() {
+                pod.metadata
+                    .annotations
+                    .insert(GROUP_NAME_ANNOTATION.into(), group.into());
+            }
+            b.pod(Arc::new(pod));
+        }
+        if let Some(seed) = shuffle {
+            b.job_ids_shuffled(seed);
+        }
+        b.build()
+    }
+
+    /// The task names, tasks sorted by `task_walk_order`.
+    fn walked(s: &Snapshot) -> Vec<&str> {
+        let mut tasks: Vec<TaskId> = (0..s.tasks.len() as u32).map(TaskId).collect();
+        tasks.sort_by(|&l, &r| s.task_walk_order(l, r));
+        tasks.iter().map(|t| &*s.tasks.name[t.idx()]).collect()
+    }
+
+    #[test]
+    fn the_walk_order_is_the_id_order_of_a_snapshot_numbered_in_order_whatever_the_ids() {
+        let in_order = built(None);
+        let by_id: Vec<&str> = in_order.tasks.name.iter().map(|n| &**n).collect();
+        let expected = [
+            "a-1", "a-2", "a-3", "b-1", "b-2", "b-3", "c-1", "c-2", "c-3", "loose",
+        ];
+        assert_eq!(by_id, expected);
+        assert_eq!(walked(&in_order), expected);
+        let shuffled = (0..64)
+            .map(|seed| built(Some(seed)))
+            .find(|s| s.jobs.uid != in_order.jobs.uid)
+            .expect("some seed numbers the jobs otherwise");
+        let by_id: Vec<&str> = shuffled.tasks.name.iter().map(|n| &**n).collect();
+        assert_ne!(by_id, expected);
+        assert_eq!(walked(&shuffled), expected);
+        let mut jobs: Vec<JobId> = shuffled.jobs.ids().collect();
+        jobs.sort_by(|&l, &r| shuffled.job_walk_order(l, r));
+        let uids: Vec<&str> = jobs.iter().map(|j| &*shuffled.jobs.uid[j.idx()]).collect();
+        assert_eq!(uids, ["ns/a", "ns/b", "ns/c"]);
+    }
+}
