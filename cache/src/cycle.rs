@@ -210,12 +210,12 @@ impl CycleDriver {
     }
 
     /// Checking mode: every cycle is run again from scratch (`ClusterState::from_scratch`, an
-    /// empty carryover, the class caches off, a copy of the timers as they were, job ids in an
-    /// order drawn from the cycle's time) and its decisions must equal the cycle's, or the
+    /// empty carryover, the class caches off, a copy of the timers as they were, job and task ids
+    /// in an order drawn from the cycle's time) and its decisions must equal the cycle's, or the
     /// cycle fails with `CycleError::CheckFailed`. So whatever a cycle carries or patches from
     /// the one before (the cache's kept tables and memos, the carried node sums and classes,
     /// the patched close) is checked against the value computed from nothing, and no decision
-    /// may hang on how job ids were assigned. Costs a second, slow cycle: for tests and
+    /// may hang on how ids were assigned. Costs a second, slow cycle: for tests and
     /// debugging.
     pub fn checking(mut self, on: bool) -> Self {
         self.checking = on;
@@ -289,7 +289,7 @@ impl CycleDriver {
     ) -> Result<Cycle, CycleError> {
         let reference = self.checking.then(|| {
             let mut fresh = state.from_scratch();
-            fresh.shuffle_job_ids(now.0 as u64);
+            fresh.shuffle_ids(now.0 as u64);
             (fresh, Timers::clone(&self.timers))
         });
         let options = SessionOptions {
@@ -366,7 +366,7 @@ impl CycleDriver {
 /// `None` when they decided the same (the metrics, which hold timings, are not compared).
 /// Binds, evictions and queues are compared in order: they come in the order Volcano decides
 /// them. The rest come in job or task id order, which the session from scratch draws afresh
-/// (`ClusterState::shuffle_job_ids`), so they are compared as sets.
+/// (`ClusterState::shuffle_ids`), so they are compared as sets.
 fn first_difference(a: &Decisions, b: &Decisions) -> Option<String> {
     fn differ_as_sets<T: std::fmt::Debug>(what: &str, a: &[T], b: &[T]) -> Option<String> {
         let sorted = |v: &[T]| {

@@ -72,8 +72,8 @@ pub struct ClusterState {
     /// The store changes counted (`changes`) and the default queue at the last snapshot: while
     /// both hold, the next snapshot is built from the same objects.
     last_snapshot_of: Option<(u64, String)>,
-    /// Job ids drawn from this seed instead of UID order (`shuffle_job_ids`).
-    job_id_seed: Option<u64>,
+    /// Job and task ids drawn from this seed instead of UID and task order (`shuffle_ids`).
+    id_seed: Option<u64>,
 }
 
 /// Values a snapshot let go of, kept until the cycle is over. A copy of the cache owes nothing.
@@ -130,11 +130,11 @@ impl ClusterState {
         state
     }
 
-    /// Has every later snapshot assign job ids in an order drawn from `seed`
-    /// (`SnapshotBuilder::job_ids_shuffled`): the checking mode's copy, so that its session
+    /// Has every later snapshot assign job and task ids in an order drawn from `seed`
+    /// (`SnapshotBuilder::ids_shuffled`): the checking mode's copy, so that its session
     /// from scratch also tells a decision that depends on id assignment.
-    pub fn shuffle_job_ids(&mut self, seed: u64) {
-        self.job_id_seed = Some(seed);
+    pub fn shuffle_ids(&mut self, seed: u64) {
+        self.id_seed = Some(seed);
     }
 
     /// The same objects with nothing derived or carried: every pod, node and PodGroup a fresh
@@ -166,7 +166,7 @@ impl ClusterState {
             released: Leftovers::default(),
             last_serial: None,
             last_snapshot_of: None,
-            job_id_seed: None,
+            id_seed: None,
         };
         state.prepare_all();
         state
@@ -409,8 +409,8 @@ impl ClusterState {
         }
         b.storage(self.storage.clone());
         b.workload_selectors(self.workloads.clone());
-        if let Some(seed) = self.job_id_seed {
-            b.job_ids_shuffled(seed);
+        if let Some(seed) = self.id_seed {
+            b.ids_shuffled(seed);
         }
         // Left over from a snapshot whose cycle was not assumed.
         self.released.free();

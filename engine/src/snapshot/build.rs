@@ -77,8 +77,8 @@ pub struct SnapshotBuilder<'a> {
     default_queue: String,
     /// `nodes_changed_since`: an earlier snapshot and the names of the nodes changed since.
     changed_since: Option<(u64, Vec<String>)>,
-    /// `job_ids_shuffled`: job ids follow an order drawn from this seed, not UID order.
-    job_id_seed: Option<u64>,
+    /// `ids_shuffled`: job and task ids follow an order drawn from this seed.
+    id_seed: Option<u64>,
 }
 
 /// The last serial handed to a snapshot; serials are unique in the process, so a snapshot
@@ -275,8 +275,8 @@ impl<'a> SnapshotBuilder<'a> {
     /// of UID and task order. Nothing Volcano decides may depend on how ids are assigned, as
     /// every order it uses compares UIDs, names or creation times; the checking mode's session
     /// from scratch takes shuffled ids so that a decision that does depend on them shows up.
-    pub fn job_ids_shuffled(&mut self, seed: u64) -> &mut Self {
-        self.job_id_seed = Some(seed);
+    pub fn ids_shuffled(&mut self, seed: u64) -> &mut Self {
+        self.id_seed = Some(seed);
         self
     }
 
@@ -462,7 +462,7 @@ impl<'a> SnapshotBuilder<'a> {
             })
             .collect();
         sort_by_uid(&mut pgs);
-        if let Some(seed) = self.job_id_seed {
+        if let Some(seed) = self.id_seed {
             let hasher = FixedState::with_seed(seed);
             pgs.sort_by_cached_key(|(_, row, _, _)| hasher.hash_one(&*row.uid));
         }
@@ -511,7 +511,7 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         // Shuffled ids: each job's task ids too.
         let shuffled: Vec<Vec<Arc<Pod>>>;
-        if let Some(seed) = self.job_id_seed {
+        if let Some(seed) = self.id_seed {
             let hasher = FixedState::with_seed(seed);
             shuffled = members
                 .iter()

@@ -240,7 +240,7 @@ mod tests {
             b.pod(Arc::new(pod));
         }
         if let Some(seed) = shuffle {
-            b.job_ids_shuffled(seed);
+            b.ids_shuffled(seed);
         }
         b.build()
     }
