@@ -69,7 +69,9 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("sharding-hard", |c| Box::pin(sharding::run_hard(c))),
     ("sharding-soft", |c| Box::pin(sharding::run_soft(c))),
     ("sharding-reshard", |c| Box::pin(sharding::run_reshard(c))),
-    ("throughput", |c| Box::pin(throughput::run(c))),
+    ("throughput", |c| {
+        Box::pin(throughput::run(c, throughput::SUITE))
+    }),
     ("kwok-smoke", |c| Box::pin(kwok_smoke::run(c))),
     ("chaos-leader-kill", |c| Box::pin(chaos::leader_kill(c))),
     ("chaos-etcd-restart", |c| Box::pin(chaos::etcd_restart(c))),
@@ -97,6 +99,9 @@ pub const ON_REQUEST: &[(&str, Scenario)] = &[
     }),
     ("bench-scaleout-short", |c| {
         Box::pin(bench_scaleout::run(c, bench_scaleout::SHORT))
+    }),
+    ("throughput-5k", |c| {
+        Box::pin(throughput::run(c, throughput::AT_5K))
     }),
 ];
 

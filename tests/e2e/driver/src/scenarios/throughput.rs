@@ -1,6 +1,9 @@
 //! Throughput through the real API server: 5,000 pods (500 gangs of 10) on 1,000 nodes, bound
 //! by vc-scheduler, and the API server's own binding ceiling measured in the same run by a
-//! plain client posting bindings for 5,000 other pods. Prints the figures and the API writes
+//! plain client posting bindings for as many other pods. `throughput-5k` (on request) does the
+//! same with 10,000 pods on 5,000 nodes: every pod exists before vc-scheduler starts, so its
+//! binds are timed at the API server's pace, not at the pace pods are created (bench-kwok's
+//! burst creates its pods while they are bound). Prints the figures and the API writes
 //! vc-scheduler made per cycle, fails when it made more writes of a kind than Volcano's rules
 //! make for the same decisions, and appends the figures to the benchmark history when
 //! `TEPHRA_HISTORY` names its file (`crate::history`).
@@ -21,14 +24,36 @@ use tephra_adapters::history::E2eRecord;
 
 const NS: &str = "e2e-throughput";
 const CEILING_NS: &str = "e2e-ceiling";
-const NODES: usize = 1000;
-const GANGS: usize = 500;
 const GANG_SIZE: usize = 10;
 /// Bindings in flight at once for the ceiling measurement.
 pub(super) const CEILING_CONCURRENCY: usize = 64;
 
-pub async fn run(ctx: &Ctx) -> Result<()> {
-    cleaning(ctx, NS, "tp", body(ctx)).await?;
+/// A run's size.
+#[derive(Debug, Clone, Copy)]
+pub struct Size {
+    /// The scenario's name, in its lines and its history record.
+    name: &'static str,
+    nodes: usize,
+    /// Gangs of `GANG_SIZE` pods.
+    gangs: usize,
+}
+
+/// The suite's run.
+pub const SUITE: Size = Size {
+    name: "throughput",
+    nodes: 1000,
+    gangs: 500,
+};
+
+/// The run at the size of the second row, 5,000 nodes.
+pub const AT_5K: Size = Size {
+    name: "throughput-5k",
+    nodes: 5000,
+    gangs: 1000,
+};
+
+pub async fn run(ctx: &Ctx, size: Size) -> Result<()> {
+    cleaning(ctx, NS, "tp", body(ctx, size)).await?;
     ctx.cluster.clear_namespace(CEILING_NS).await
 }
 
@@ -69,9 +94,9 @@ pub(super) async fn binding_ceiling(
 /// and of its parent `root`. Cycle 2 sees the pods Bound: per PodGroup an update to Running and
 /// a `Scheduled` event. Later cycles write nothing. (At start-up both create the `root` and
 /// `default` queues when missing; earlier scenarios made them here.)
-fn volcano_writes() -> Vec<(String, f64)> {
-    let pods = (GANGS * GANG_SIZE) as f64;
-    let groups = GANGS as f64;
+fn volcano_writes(size: Size) -> Vec<(String, f64)> {
+    let pods = (size.gangs * GANG_SIZE) as f64;
+    let groups = size.gangs as f64;
     vec![
         ("create pods/binding".into(), pods),
         ("create events".into(), pods + 2.0 * groups),
@@ -80,15 +105,16 @@ fn volcano_writes() -> Vec<(String, f64)> {
     ]
 }
 
-async fn body(ctx: &Ctx) -> Result<()> {
+async fn body(ctx: &Ctx, size: Size) -> Result<()> {
+    let Size { name, nodes, gangs } = size;
     let t = Instant::now();
-    ctx.cluster.nodes("tp", NODES, "8", "32Gi").await?;
-    let ceiling = binding_ceiling(ctx, CEILING_NS, GANGS * GANG_SIZE, |i| {
-        format!("tp-{}", i % NODES)
+    ctx.cluster.nodes("tp", nodes, "8", "32Gi").await?;
+    let ceiling = binding_ceiling(ctx, CEILING_NS, gangs * GANG_SIZE, |i| {
+        format!("tp-{}", i % nodes)
     })
     .await?;
     let mut objects = Vec::new();
-    for g in 0..GANGS {
+    for g in 0..gangs {
         objects.push(pod_group(NS, &format!("g{g}"), "default", GANG_SIZE as i32));
         objects.extend(
             (0..GANG_SIZE).map(|i| pod(NS, &format!("g{g}-{i}"), &format!("g{g}"), "1", "1Gi")),
@@ -96,16 +122,16 @@ async fn body(ctx: &Ctx) -> Result<()> {
     }
     ctx.cluster.create_all(objects).await?;
     println!(
-        "       throughput: {NODES} nodes and {} pods created in {:.1}s",
-        GANGS * GANG_SIZE,
+        "       {name}: {nodes} nodes and {} pods created in {:.1}s",
+        gangs * GANG_SIZE,
         t.elapsed().as_secs_f64()
     );
-    let conf = ctx.write_conf("throughput", CHART_CONF)?;
+    let conf = ctx.write_conf(name, CHART_CONF)?;
     let mut watch = BindWatch::start(&ctx.cluster, NS);
     let start = Instant::now();
-    let mut s = ctx.scheduler("throughput", &conf, &["--node-selector=e2e:tp"])?;
-    let n = GANGS * GANG_SIZE;
-    let names: Vec<String> = (0..GANGS)
+    let mut s = ctx.scheduler(name, &conf, &["--node-selector=e2e:tp"])?;
+    let n = gangs * GANG_SIZE;
+    let names: Vec<String> = (0..gangs)
         .flat_map(|g| (0..GANG_SIZE).map(move |i| format!("g{g}-{i}")))
         .collect();
     let bound = loop {
@@ -128,7 +154,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
     // Status writes run off the critical path: they have caught up when every PodGroup is
     // Running as the API holds it and no write was made for two seconds (two cycles).
     let drain_start = Instant::now();
-    let volcano = volcano_writes();
+    let volcano = volcano_writes(size);
     let (mut made, mut last_write) = (-1.0, drain_start);
     loop {
         let now: f64 = api_writes(&s.http_get("/metrics").await?).values().sum();
@@ -142,7 +168,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
                 .iter()
                 .filter(|pg| pg.pointer("/status/phase") == Some(&json!("Running")))
                 .count();
-            if running == GANGS {
+            if running == gangs {
                 break;
             }
         }
@@ -161,10 +187,10 @@ async fn body(ctx: &Ctx) -> Result<()> {
         .map(str::to_string)
         .collect();
     println!(
-        "       throughput: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
+        "       {name}: API server binding ceiling (plain client, {CEILING_CONCURRENCY} in flight): {ceiling:.0} pods/s"
     );
     println!(
-        "       throughput: vc-scheduler bound {n} pods on {NODES} nodes in {:.1}s from process start ({:.0} pods/s); binds ran {:.1}s after the first ({:.0} pods/s, {:.0}% of the ceiling)",
+        "       {name}: vc-scheduler bound {n} pods on {nodes} nodes in {:.1}s from process start ({:.0} pods/s); binds ran {:.1}s after the first ({:.0} pods/s, {:.0}% of the ceiling)",
         total.as_secs_f64(),
         n as f64 / total.as_secs_f64(),
         (total - first).as_secs_f64(),
@@ -172,30 +198,27 @@ async fn body(ctx: &Ctx) -> Result<()> {
         100.0 * n as f64 / (total - first).as_secs_f64().max(1e-3) / ceiling,
     );
     for l in &cycle_lines {
-        println!(
-            "       throughput: {}",
-            l.split("INFO ").last().unwrap_or(l)
-        );
+        println!("       {name}: {}", l.split("INFO ").last().unwrap_or(l));
     }
     println!(
-        "       throughput: status writes caught up {:.1}s after the last bind",
+        "       {name}: status writes caught up {:.1}s after the last bind",
         catch_up.as_secs_f64()
     );
     let metrics = s.http_get("/metrics").await?;
     let ours = api_writes(&metrics);
     println!(
-        "       throughput: API writes of the whole run, tephra vs Volcano for the same decisions:"
+        "       {name}: API writes of the whole run, tephra vs Volcano for the same decisions:"
     );
     for (what, n) in &volcano {
         let mine = count(&ours, what);
-        println!("       throughput:   {what:<24} tephra {mine:>6}  Volcano {n:>6}");
+        println!("       {name}:   {what:<24} tephra {mine:>6}  Volcano {n:>6}");
     }
     for (what, n) in ours
         .iter()
         .filter(|(w, _)| *w != "create queues" && !volcano.iter().any(|(v, _)| v == *w))
     {
         println!(
-            "       throughput:   {what:<24} tephra {n:>6}  (client-go's event correlation, same rule)"
+            "       {name}:   {what:<24} tephra {n:>6}  (client-go's event correlation, same rule)"
         );
     }
     for (what, n) in &volcano {
@@ -207,8 +230,8 @@ async fn body(ctx: &Ctx) -> Result<()> {
     }
     let appended = history::append_if_asked(&ctx.env, |provenance| E2eRecord {
         provenance,
-        scenario: "throughput".into(),
-        nodes: NODES as u32,
+        scenario: name.into(),
+        nodes: nodes as u32,
         pods: n as u32,
         pods_per_s: n as f64 / total.as_secs_f64(),
         binding_pods_per_s: n as f64 / (total - first).as_secs_f64().max(1e-3),
@@ -225,7 +248,7 @@ async fn body(ctx: &Ctx) -> Result<()> {
         volcano_commit: None,
     })?;
     if let Some(path) = appended {
-        println!("       throughput: record appended to {}", path.display());
+        println!("       {name}: record appended to {}", path.display());
     }
     s.check_alive()?;
     s.stop().await
