@@ -1,6 +1,9 @@
 //! The run loop (Volcano: pkg/scheduler/scheduler.go, Run and runOnce): apply what the watches sent, reload the configuration if its
-//! directory changed, run one cycle on a snapshot, bind, hand the status writes to the
-//! background writer, sleep `--schedule-period`, again. Cycles never overlap.
+//! directory changed, run one cycle on a snapshot, send its binds on their way, sleep
+//! `--schedule-period`, again. Sessions never overlap; a cycle's binds run in the background
+//! while the loop sleeps and the next session decides (Volcano: cache/cache.go, BindTask binds
+//! in a goroutine), and one round of binds is in flight at a time. When a round is back, its
+//! outcomes are judged and the cycle's status writes go to the background writer.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -60,6 +63,23 @@ enum BindOutcome {
     VolumesWritten(WrittenVersions),
 }
 
+/// Bind calls of one round, each with its outcome, when it started and how long its call took.
+type BindResults = Vec<(Bind, BindOutcome, Instant, Duration)>;
+
+/// A cycle's round of binds on its way, with what judging it needs.
+struct BindsInFlight {
+    calls: tokio::task::JoinHandle<BindResults>,
+    /// The binds, to put back should the round's task fail.
+    binds: Vec<Bind>,
+    /// The cycle's status writes, sent once the binds are judged.
+    batch: StatusBatch,
+    cycle: u64,
+    /// When the cycle started and how long its session took, for its log line.
+    cycle_start: Instant,
+    session_time: Duration,
+    bind_start: Instant,
+}
+
 /// The scheduler loop's state; it is the only writer of the cache.
 pub struct Scheduler {
     pub settings: LoopSettings,
@@ -91,6 +111,8 @@ pub struct Scheduler {
     volume_waits: Vec<VolumeWait>,
     /// Binds in flight at once, sized from the API server's answers to earlier rounds.
     bind_window: BindConcurrency,
+    /// The last cycle's round of binds while it is on its way.
+    binds_in_flight: Option<BindsInFlight>,
     cycle_profiles: Option<Arc<CycleProfileRequests>>,
     /// A `/debug/pprof/cycle` request being served across cycles.
     cycle_profile: Option<ActiveCycleProfile>,
@@ -186,6 +208,7 @@ impl Scheduler {
             session_prefix,
             volume_waits: Vec::new(),
             bind_window: BindConcurrency::default(),
+            binds_in_flight: None,
             cycle_profiles: p.cycle_profiles,
             cycle_profile: None,
         }
@@ -427,8 +450,25 @@ impl Scheduler {
             self.maybe_reload()?;
             self.maybe_dump();
             self.run_once().await;
-            tokio::time::sleep(self.settings.schedule_period).await;
+            self.sleep_period().await;
         }
+    }
+
+    /// Sleeps `--schedule-period`. A round of binds that comes back meanwhile is judged at
+    /// once, so the cycle's status writes go out without waiting for the next cycle.
+    async fn sleep_period(&mut self) {
+        let wake = tokio::time::sleep(self.settings.schedule_period);
+        tokio::pin!(wake);
+        if let Some(mut round) = self.binds_in_flight.take() {
+            tokio::select! {
+                () = &mut wake => {
+                    self.binds_in_flight = Some(round);
+                    return;
+                }
+                results = &mut round.calls => self.judge_binds(round, results),
+            }
+        }
+        wake.await;
     }
 
     /// Writes the status of this scheduler's NodeShard when the NodeShards changed it (between
@@ -494,10 +534,7 @@ impl Scheduler {
             .e2e_scheduling_latency
             .observe(ms(session_time));
         self.observe_assumed(&decisions.binds);
-        let mut batch = self.status_batch(&decisions);
-        let bind_start = Instant::now();
-        self.bind_all(&decisions.binds, &mut batch).await;
-        let bind_time = bind_start.elapsed();
+        let batch = self.status_batch(&decisions);
         for e in &decisions.evictions {
             if let Some(raw) = self
                 .raw
@@ -512,16 +549,86 @@ impl Scheduler {
                 tokio::spawn(async move { writes::evict(&w, &raw, &reason, &scheduler).await });
             }
         }
-        self.status.send(batch);
         self.metrics
             .record_session(&decisions.metrics, unix_millis());
-        if !decisions.binds.is_empty() {
+        self.finish_binds().await;
+        let round = BindsInFlight {
+            calls: self.send_binds(&decisions.binds),
+            binds: decisions.binds,
+            batch,
+            cycle: self.cycle,
+            cycle_start: start,
+            session_time,
+            bind_start: Instant::now(),
+        };
+        self.binds_in_flight = Some(round);
+    }
+
+    /// Waits for the round of binds on its way, if any, and judges it.
+    async fn finish_binds(&mut self) {
+        if let Some(mut round) = self.binds_in_flight.take() {
+            let results = (&mut round.calls).await;
+            self.judge_binds(round, results);
+        }
+    }
+
+    /// A round of binds is back: sizes the next round's window from it, records each bind's
+    /// outcome (a failed one puts its pod back, so the next cycle schedules it again), and
+    /// hands the cycle's status writes to the writer, after its binds.
+    fn judge_binds(
+        &mut self,
+        round: BindsInFlight,
+        results: Result<BindResults, tokio::task::JoinError>,
+    ) {
+        let bind_time = round.bind_start.elapsed();
+        let mut batch = round.batch;
+        let results = match results {
+            Ok(results) => results,
+            Err(e) => {
+                // Whatever the API server holds now comes back through the watches.
+                tracing::error!("cycle {}: the round of binds failed: {e}", round.cycle);
+                for b in &round.binds {
+                    self.roll_back(b, String::new(), true, &mut batch);
+                }
+                self.status.send(batch);
+                return;
+            }
+        };
+        let calls = results
+            .iter()
+            .filter_map(|(_, outcome, _, took)| match outcome {
+                BindOutcome::Bound => Some((*took, false)),
+                BindOutcome::BindFailed(e) => Some((*took, is_push_back(e))),
+                _ => None,
+            });
+        self.bind_window.after(bind_round(calls));
+        for (b, outcome, started, took) in results {
+            match outcome {
+                BindOutcome::Bound => self.bound(&b, took, &mut batch),
+                BindOutcome::BindFailed(e) => self.bind_failed(&b, &e, &mut batch),
+                BindOutcome::PreBindFailed(why) => self.pre_bind_failed(&b, &why, &mut batch),
+                BindOutcome::VolumesWritten(written) => {
+                    let timeout = b
+                        .volumes
+                        .as_ref()
+                        .map_or(Duration::ZERO, |v| v.bind_timeout);
+                    self.volume_waits.push(VolumeWait {
+                        bind: b,
+                        written,
+                        started,
+                        deadline: Instant::now() + timeout,
+                    });
+                }
+            }
+        }
+        self.status.send(batch);
+        if !round.binds.is_empty() {
             tracing::info!(
                 "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
-                self.cycle,
-                decisions.binds.len(),
-                start.elapsed(),
-                session_time,
+                round.cycle,
+                round.binds.len(),
+                round.cycle_start.elapsed(),
+                round.session_time,
                 bind_time
             );
         }
@@ -582,27 +689,31 @@ impl Scheduler {
         self.task_reached(b, TaskStage::PreBound);
     }
 
-    /// Binds with bounded concurrency; a failed bind puts the pod back as the API holds it,
-    /// so the next cycle schedules it again. A bind with volume work writes its volumes and
-    /// claims and then waits for the PV controller (`finish_volume_waits`) before the pod is
-    /// bound.
-    async fn bind_all(&mut self, binds: &[Bind], batch: &mut StatusBatch) {
+    /// Sends a cycle's binds on their way with bounded concurrency, in the background. A bind
+    /// with volume work writes its volumes and claims and then waits for the PV controller
+    /// (`finish_volume_waits`) before the pod is bound.
+    fn send_binds(&mut self, binds: &[Bind]) -> tokio::task::JoinHandle<BindResults> {
         for b in binds.iter().filter(|b| b.volumes.is_none()) {
             self.observe_pre_bind(b, Duration::ZERO);
         }
-        let w = self.writer.clone();
         let raw = &self.raw;
-        let with_volumes = binds.iter().cloned().map(|b| {
-            let volumes = b
-                .volumes
-                .as_ref()
-                .map(|work| writes::volumes::volume_writes(raw, work, &b.node))
-                .transpose();
-            (b, volumes)
-        });
-        let with_volumes: Vec<_> = with_volumes.collect();
-        let _binding = self.writer.binds.binding();
-        let results: Vec<(Bind, BindOutcome, Instant, Duration)> =
+        let with_volumes: Vec<_> = binds
+            .iter()
+            .cloned()
+            .map(|b| {
+                let volumes = b
+                    .volumes
+                    .as_ref()
+                    .map(|work| writes::volumes::volume_writes(raw, work, &b.node))
+                    .transpose();
+                (b, volumes)
+            })
+            .collect();
+        let w = self.writer.clone();
+        let limit = self.bind_window.limit();
+        let binding = self.writer.binds.binding();
+        tokio::spawn(async move {
+            let _binding = binding;
             futures::stream::iter(with_volumes)
                 .map(|(b, volumes)| {
                     let w = w.clone();
@@ -624,36 +735,10 @@ impl Scheduler {
                         (b, outcome, t, t.elapsed())
                     }
                 })
-                .buffer_unordered(self.bind_window.limit())
+                .buffer_unordered(limit)
                 .collect()
-                .await;
-        let calls = results
-            .iter()
-            .filter_map(|(_, outcome, _, took)| match outcome {
-                BindOutcome::Bound => Some((*took, false)),
-                BindOutcome::BindFailed(e) => Some((*took, is_push_back(e))),
-                _ => None,
-            });
-        self.bind_window.after(bind_round(calls));
-        for (b, outcome, started, _) in results {
-            match outcome {
-                BindOutcome::Bound => self.bound(&b, started.elapsed(), batch),
-                BindOutcome::BindFailed(e) => self.bind_failed(&b, &e, batch),
-                BindOutcome::PreBindFailed(why) => self.pre_bind_failed(&b, &why, batch),
-                BindOutcome::VolumesWritten(written) => {
-                    let timeout = b
-                        .volumes
-                        .as_ref()
-                        .map_or(Duration::ZERO, |v| v.bind_timeout);
-                    self.volume_waits.push(VolumeWait {
-                        bind: b,
-                        written,
-                        started,
-                        deadline: Instant::now() + timeout,
-                    });
-                }
-            }
-        }
+                .await
+        })
     }
 
     /// Judges the binds waiting for their volumes against what the watches delivered: binds
@@ -663,6 +748,8 @@ impl Scheduler {
         if self.volume_waits.is_empty() {
             return;
         }
+        // One round of binds in flight at a time, so the window means what it says.
+        self.finish_binds().await;
         let now = Instant::now();
         let mut batch = StatusBatch {
             seq: self.cycle,
