@@ -1,9 +1,9 @@
-//! Decisions do not depend on the thread count (1 to 16), nor on the engine's class caches, nor on the
-//! warm-up (the cache's rows and one session without actions): the plain path (caches off) on a
-//! cold start is the reference the fast path after the warm-up must equal. Three cycles each, so
-//! the churn path and steady-state cycles are compared too, the later ones with classes carried
-//! over from the cycle before (twice in a row). The fast runs are in checking mode, so each of
-//! their cycles is also compared with the same cycle run from scratch.
+//! Decisions do not depend on the thread count (1 to 16), nor on the engine's class caches, nor
+//! on the warm-up (the cache's rows and one session without actions): the plain path (caches
+//! off) on a cold start is the reference the fast path after the warm-up must equal. Three
+//! cycles each, so the churn path and steady-state cycles are compared too, the later ones with
+//! classes carried over from the cycle before (twice in a row). The fast runs are in checking
+//! mode, so each of their cycles is also compared with the same cycle run from scratch.
 
 use tephra_adapters::bench::{BenchOptions, run_bench};
 use tephra_adapters::workload::gang_mixed::scheduler_conf;

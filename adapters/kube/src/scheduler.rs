@@ -66,9 +66,17 @@ enum BindOutcome {
 /// Bind calls of one round, each with its outcome, when it started and how long its call took.
 type BindResults = Vec<(Bind, BindOutcome, Instant, Duration)>;
 
+/// A round of binds as it came back: its calls, and when it started and ended (it may be
+/// judged later, after a session).
+struct RoundBack {
+    results: BindResults,
+    started: Instant,
+    ended: Instant,
+}
+
 /// A cycle's round of binds on its way, with what judging it needs.
 struct BindsInFlight {
-    calls: tokio::task::JoinHandle<BindResults>,
+    calls: tokio::task::JoinHandle<RoundBack>,
     /// The binds, to put back should the round's task fail.
     binds: Vec<Bind>,
     /// The cycle's status writes, sent once the binds are judged.
@@ -77,7 +85,6 @@ struct BindsInFlight {
     /// When the cycle started and how long its session took, for its log line.
     cycle_start: Instant,
     session_time: Duration,
-    bind_start: Instant,
 }
 
 /// The scheduler loop's state; it is the only writer of the cache.
@@ -552,6 +559,10 @@ impl Scheduler {
         self.metrics
             .record_session(&decisions.metrics, unix_millis());
         self.finish_binds().await;
+        if decisions.binds.is_empty() {
+            self.status.send(batch);
+            return;
+        }
         let round = BindsInFlight {
             calls: self.send_binds(&decisions.binds),
             binds: decisions.binds,
@@ -559,7 +570,6 @@ impl Scheduler {
             cycle: self.cycle,
             cycle_start: start,
             session_time,
-            bind_start: Instant::now(),
         };
         self.binds_in_flight = Some(round);
     }
@@ -578,12 +588,15 @@ impl Scheduler {
     fn judge_binds(
         &mut self,
         round: BindsInFlight,
-        results: Result<BindResults, tokio::task::JoinError>,
+        back: Result<RoundBack, tokio::task::JoinError>,
     ) {
-        let bind_time = round.bind_start.elapsed();
         let mut batch = round.batch;
-        let results = match results {
-            Ok(results) => results,
+        let RoundBack {
+            results,
+            started,
+            ended,
+        } = match back {
+            Ok(back) => back,
             Err(e) => {
                 // Whatever the API server holds now comes back through the watches.
                 tracing::error!("cycle {}: the round of binds failed: {e}", round.cycle);
@@ -602,7 +615,7 @@ impl Scheduler {
                 _ => None,
             });
         self.bind_window.after(bind_round(calls));
-        for (b, outcome, started, took) in results {
+        for (b, outcome, call_started, took) in results {
             match outcome {
                 BindOutcome::Bound => self.bound(&b, took, &mut batch),
                 BindOutcome::BindFailed(e) => self.bind_failed(&b, &e, &mut batch),
@@ -615,23 +628,21 @@ impl Scheduler {
                     self.volume_waits.push(VolumeWait {
                         bind: b,
                         written,
-                        started,
+                        started: call_started,
                         deadline: Instant::now() + timeout,
                     });
                 }
             }
         }
         self.status.send(batch);
-        if !round.binds.is_empty() {
-            tracing::info!(
-                "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
-                round.cycle,
-                round.binds.len(),
-                round.cycle_start.elapsed(),
-                round.session_time,
-                bind_time
-            );
-        }
+        tracing::info!(
+            "cycle {}: {} bound in {:?} (session {:?}, binds {:?})",
+            round.cycle,
+            round.binds.len(),
+            ended - round.cycle_start,
+            round.session_time,
+            ended - started
+        );
     }
 
     /// A cycle's phases are over: a `/debug/pprof/cycle` profile that has all its cycles is
@@ -692,7 +703,7 @@ impl Scheduler {
     /// Sends a cycle's binds on their way with bounded concurrency, in the background. A bind
     /// with volume work writes its volumes and claims and then waits for the PV controller
     /// (`finish_volume_waits`) before the pod is bound.
-    fn send_binds(&mut self, binds: &[Bind]) -> tokio::task::JoinHandle<BindResults> {
+    fn send_binds(&mut self, binds: &[Bind]) -> tokio::task::JoinHandle<RoundBack> {
         for b in binds.iter().filter(|b| b.volumes.is_none()) {
             self.observe_pre_bind(b, Duration::ZERO);
         }
@@ -714,7 +725,8 @@ impl Scheduler {
         let binding = self.writer.binds.binding();
         tokio::spawn(async move {
             let _binding = binding;
-            futures::stream::iter(with_volumes)
+            let started = Instant::now();
+            let results = futures::stream::iter(with_volumes)
                 .map(|(b, volumes)| {
                     let w = w.clone();
                     async move {
@@ -737,7 +749,12 @@ impl Scheduler {
                 })
                 .buffer_unordered(limit)
                 .collect()
-                .await
+                .await;
+            RoundBack {
+                results,
+                started,
+                ended: Instant::now(),
+            }
         })
     }
 
