@@ -105,6 +105,7 @@ pub async fn run(flags: Flags) -> Result<(), String> {
         rest_client: metrics.rest_client.clone(),
         host,
         binds: Default::default(),
+        status_hold_until: None,
     };
     let tls = flags
         .tls_files()

@@ -1,12 +1,22 @@
 //! Binds before status: while a cycle's binds are on their way, status writes (PodGroups,
-//! queues, pod conditions, events) wait, so they never take the API server's capacity from a
+//! queues, pod conditions, events) wait, so they do not take the API server's capacity from a
 //! bind; they go out between cycles, when the binds are done. Volcano's binds and status
 //! updates share one client and its rate limiter; putting binds first is what makes a pod's
 //! creation-to-bound time depend on binds alone.
+//!
+//! The wait is bounded (`STATUS_HOLD_MAX`): under a steady stream of pods whose rounds of
+//! binds outlast the schedule period, one round follows another with no gap between them, and
+//! a gate that waited for a gap would hold every PodGroup's status until the stream stopped.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// The longest a status write waits for binds: a cycle's statuses reach the API server within
+/// a few periods however busy the binds are.
+pub const STATUS_HOLD_MAX: Duration = Duration::from_secs(2);
 
 /// Counts the rounds of binds in flight; status writes wait until there are none.
 #[derive(Debug, Clone)]
@@ -43,11 +53,11 @@ impl BindGate {
         }
     }
 
-    /// Returns when no bind round is in flight.
-    pub async fn binds_done(&self) {
+    /// Returns when no bind round is in flight, or at `deadline`, whichever comes first.
+    pub async fn binds_done_by(&self, deadline: Instant) {
         let mut rx = self.rounds.subscribe();
-        // The sender lives in `self`: the wait ends only on a zero count.
-        let _ = rx.wait_for(|n| *n == 0).await;
+        // The sender lives in `self`: the wait ends only on a zero count or the deadline.
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|n| *n == 0)).await;
     }
 }
 
@@ -57,15 +67,19 @@ mod tests {
 
     use super::*;
 
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
     #[tokio::test]
     async fn status_writes_wait_until_every_bind_round_is_done() {
         let gate = BindGate::default();
-        gate.binds_done().await;
+        gate.binds_done_by(far()).await;
         let first = gate.binding();
         let second = gate.binding();
         let waiting = tokio::spawn({
             let gate = gate.clone();
-            async move { gate.binds_done().await }
+            async move { gate.binds_done_by(far()).await }
         });
         drop(first);
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -75,5 +89,20 @@ mod tests {
             .await
             .expect("the gate opens when the last round ends")
             .expect("the waiting task");
+    }
+
+    #[tokio::test]
+    async fn a_status_write_waits_for_binds_no_longer_than_its_deadline() {
+        let gate = BindGate::default();
+        let _round = gate.binding();
+        let hold = Duration::from_millis(50);
+        let started = Instant::now();
+        tokio::time::timeout(Duration::from_secs(5), gate.binds_done_by(started + hold))
+            .await
+            .expect("the write goes at its deadline though the round is still in flight");
+        assert!(
+            started.elapsed() >= hold,
+            "it waited for the round until then"
+        );
     }
 }

@@ -25,7 +25,7 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 
 pub use bind::bind;
-pub use bind_gate::{BindGate, Binding};
+pub use bind_gate::{BindGate, Binding, STATUS_HOLD_MAX};
 pub use events::{EventRecorder, ObjectRef, Recording};
 pub use evict::evict;
 pub use status::{EventWrite, StatusBatch, StatusWriter, Written};
@@ -47,6 +47,9 @@ pub struct Writer {
     pub host: String,
     /// Status writes wait on it while binds are in flight.
     pub binds: BindGate,
+    /// Until when a status write waits for binds: set by the status writer for each group of
+    /// writes it sends, so the group waits once; `None`, `STATUS_HOLD_MAX` from the call.
+    pub status_hold_until: Option<tokio::time::Instant>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -65,9 +68,13 @@ impl Writer {
         }
     }
 
-    /// Waits until no bind is in flight, then for a token; counts one status write of `what`.
+    /// Waits until no bind is in flight (or until `status_hold_until`), then for a token;
+    /// counts one status write of `what`.
     pub async fn before_status(&self, what: &'static str) {
-        self.binds.binds_done().await;
+        let deadline = self
+            .status_hold_until
+            .unwrap_or_else(|| tokio::time::Instant::now() + STATUS_HOLD_MAX);
+        self.binds.binds_done_by(deadline).await;
         self.before(what).await;
     }
 

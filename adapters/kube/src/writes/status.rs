@@ -12,10 +12,11 @@ use tephra_cache::ObjectKind;
 use tephra_engine::api::{PodGroupStatus, ResourceList};
 use tephra_engine::framework::PodConditionUpdate;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use super::quantity::go_list;
 use super::versions::{Key, ReplacedVersions};
-use super::{EventRecorder, ObjectRef, Recording, Writer, is_status};
+use super::{EventRecorder, ObjectRef, Recording, STATUS_HOLD_MAX, Writer, is_status};
 use crate::watch::api_resource;
 
 /// Writes in flight at once inside one batch.
@@ -254,6 +255,14 @@ async fn run(
             batches.push(more);
         }
         let (objects, events, gone) = coalesce(batches);
+        // The group waits for binds once, from when it formed, so that its last write waits
+        // no longer than its first; batches that come meanwhile gather into the next group
+        // (the latest version of an object wins), which keeps the writes per pod as few as
+        // when statuses waited for a gap between rounds.
+        let w = Writer {
+            status_hold_until: Some(Instant::now() + STATUS_HOLD_MAX),
+            ..w.clone()
+        };
         let versions_ref = &versions;
         let written: Vec<(Key, Value, Value)> = futures::stream::iter(objects)
             .map(|o| {
