@@ -1,9 +1,9 @@
-//! Status writes, made off the cycle's critical path by a background task: PodGroups (a full
-//! update: the CRD has no status subresource), queue `status.allocated` (status subresource),
-//! `PodScheduled` pod conditions (pods/status update) and events. Each write is computed
-//! against the object as the API last sent it; an unchanged object is not rewritten, and one
-//! decided against the version the writer's own earlier write replaced names that write's
-//! answer (`versions`).
+//! Status writes, made off the cycle's critical path by two background tasks: one for PodGroups
+//! (a full update: the CRD has no status subresource), queue `status.allocated` (status
+//! subresource) and `PodScheduled` pod conditions (pods/status update), one for events. Each
+//! object write is computed against the object as the API last sent it; an unchanged object is
+//! not rewritten, and one decided against the version the writer's own earlier write replaced
+//! names that write's answer (`versions`).
 
 use futures::StreamExt;
 use kube::api::{DynamicObject, PostParams};
@@ -181,13 +181,14 @@ pub struct StatusWriter {
 }
 
 impl StatusWriter {
-    /// Starts the writer task.
-    /// Starts the writer task; every object it writes comes back, as the API answered the
+    /// Starts the writer's tasks; every object it writes comes back, as the API answered the
     /// write, on the returned receiver.
     pub fn spawn(w: Writer, component: &str) -> (StatusWriter, mpsc::UnboundedReceiver<Written>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (done_tx, done_rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(w, EventRecorder::new(component), rx, done_tx));
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(w.clone(), rx, done_tx, events_tx));
+        tokio::spawn(run_events(w, EventRecorder::new(component), events_rx));
         (StatusWriter { tx }, done_rx)
     }
 
@@ -242,11 +243,14 @@ fn what(kind: ObjectKind) -> &'static str {
     }
 }
 
+/// Events to record, and the objects gone since the last ones (whose recorder state goes).
+type EventGroup = (Vec<EventWrite>, Vec<ObjectRef>);
+
 async fn run(
     w: Writer,
-    mut recorder: EventRecorder,
     mut rx: mpsc::UnboundedReceiver<StatusBatch>,
     done: mpsc::UnboundedSender<Written>,
+    events: mpsc::UnboundedSender<EventGroup>,
 ) {
     let mut versions = ReplacedVersions::default();
     while let Some(first) = rx.recv().await {
@@ -254,15 +258,12 @@ async fn run(
         while let Ok(more) = rx.try_recv() {
             batches.push(more);
         }
-        let (objects, events, gone) = coalesce(batches);
-        // The group waits for binds once, from when it formed, so that its last write waits
-        // no longer than its first; batches that come meanwhile gather into the next group
-        // (the latest version of an object wins), which keeps the writes per pod as few as
-        // when statuses waited for a gap between rounds.
-        let w = Writer {
-            status_hold_until: Some(Instant::now() + STATUS_HOLD_MAX),
-            ..w.clone()
-        };
+        let (objects, new_events, gone) = coalesce(batches);
+        // Events go to their own writer at once, so a PodGroup's status never waits behind the
+        // events of the batches before it (Volcano's event broadcaster records apart from its
+        // job updater too).
+        let _ = events.send((new_events, gone.clone()));
+        let w = held(&w);
         let versions_ref = &versions;
         let written: Vec<(Key, Value, Value)> = futures::stream::iter(objects)
             .map(|o| {
@@ -289,6 +290,27 @@ async fn run(
         for (key, sent, answer) in written {
             versions.written(key, &sent, &answer);
         }
+        for g in &gone {
+            if let Some(kind) = kind_of(g) {
+                versions.forget(&(kind, g.namespace.clone(), g.name.clone()));
+            }
+        }
+    }
+}
+
+/// Records the events of the batches, in the order they came, as the recorder decides (new,
+/// a repeat counted on an earlier one, or dropped).
+async fn run_events(
+    w: Writer,
+    mut recorder: EventRecorder,
+    mut rx: mpsc::UnboundedReceiver<EventGroup>,
+) {
+    while let Some((mut events, mut gone)) = rx.recv().await {
+        while let Ok((more, more_gone)) = rx.try_recv() {
+            events.extend(more);
+            gone.extend(more_gone);
+        }
+        let w = held(&w);
         let now = std::time::Instant::now();
         let planned: Vec<(&EventWrite, Recording)> = events
             .iter()
@@ -312,10 +334,18 @@ async fn run(
             .await;
         for g in &gone {
             recorder.forget(g);
-            if let Some(kind) = kind_of(g) {
-                versions.forget(&(kind, g.namespace.clone(), g.name.clone()));
-            }
         }
+    }
+}
+
+/// `w` for a group of writes that waits for binds once, from when it formed, so that its last
+/// write waits no longer than its first; batches that come meanwhile gather into the next group
+/// (the latest version of an object wins), which keeps the writes per pod as few as when
+/// statuses waited for a gap between rounds.
+fn held(w: &Writer) -> Writer {
+    Writer {
+        status_hold_until: Some(Instant::now() + STATUS_HOLD_MAX),
+        ..w.clone()
     }
 }
 
