@@ -340,8 +340,7 @@ async fn run_events(
 
 /// `w` for a group of writes that waits for binds once, from when it formed, so that its last
 /// write waits no longer than its first; batches that come meanwhile gather into the next group
-/// (the latest version of an object wins), which keeps the writes per pod as few as when
-/// statuses waited for a gap between rounds.
+/// (where the latest version of an object wins).
 fn held(w: &Writer) -> Writer {
     Writer {
         status_hold_until: Some(Instant::now() + STATUS_HOLD_MAX),
