@@ -19,7 +19,7 @@ use super::versions::{Key, ReplacedVersions};
 use super::{EventRecorder, ObjectRef, Recording, STATUS_HOLD_MAX, Writer, is_status};
 use crate::watch::api_resource;
 
-/// Writes in flight at once inside one batch.
+/// Writes in flight at once inside one group, in each of the two tasks.
 const CONCURRENCY: usize = 16;
 
 /// One event to record.
