@@ -23,4 +23,5 @@ pub mod reload;
 pub mod scheduler;
 pub mod tls;
 pub mod watch;
+pub mod watched_object;
 pub mod writes;

@@ -27,7 +27,7 @@ pub fn convert(kind: ObjectKind, mut value: Value) -> Result<Converted, String> 
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }
-    match decode(value.clone(), Some(kind.name()), "watch", kind.name()) {
+    match decode(&value, Some(kind.name()), "watch", kind.name()) {
         Ok(Decoded::Object(object)) => Ok(Converted { object, raw: value }),
         Ok(Decoded::Skipped(what)) => Err(format!("unexpected object {what}")),
         Err(e) => Err(e.to_string()),

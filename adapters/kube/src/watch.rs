@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Api, ApiResource, GroupVersionKind};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::flags::Flags;
 use crate::objects::{Raw, Responsibility, convert};
+use crate::watched_object::WatchedObject;
 
 /// What the watches tell the scheduler loop.
 #[derive(Debug)]
@@ -127,7 +128,7 @@ impl KindFeed {
     }
 
     /// The feed items for one watch event.
-    pub fn on_event(&mut self, event: Event<DynamicObject>) -> Vec<Feed> {
+    pub fn on_event(&mut self, event: Event<WatchedObject>) -> Vec<Feed> {
         match event {
             Event::Init => {
                 self.relisted.clear();
@@ -192,29 +193,17 @@ impl KindFeed {
         )
     }
 
-    fn apply(&mut self, o: DynamicObject) -> Vec<Feed> {
-        let what = format!(
-            "{} {}",
-            self.kind,
-            o.metadata.name.clone().unwrap_or_default()
-        );
-        let value = match serde_json::to_value(&o) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!("{what}: cannot encode: {e}");
-                return Vec::new();
-            }
-        };
+    fn apply(&mut self, o: WatchedObject) -> Vec<Feed> {
+        let WatchedObject { metadata, json } = o;
         // Replicas split jobs by their first owner's name (the object's own without one).
-        let job_key = o
-            .metadata
+        let job_key = metadata
             .owner_references
             .as_ref()
             .and_then(|r| r.first())
             .map(|r| r.name.as_str())
-            .or(o.metadata.name.as_deref())
+            .or(metadata.name.as_deref())
             .unwrap_or_default();
-        let converted = match convert(self.kind, value) {
+        let converted = match convert(self.kind, json) {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!("ignoring a malformed object: {e}");
@@ -248,19 +237,25 @@ impl KindFeed {
 ///
 /// The first list is served from the API server's watch cache (`resourceVersion=0`), as
 /// Volcano's informers list (client-go's reflector): before Kubernetes 1.31 a quorum read
-/// takes every page from etcd, and the watch that follows brings every newer change. A watch the server expired (410 Gone) is re-listed with a
-/// quorum read instead, again as the reflector does, so a re-list never returns a state older
-/// than one already seen.
+/// takes every page from etcd, and the watch that follows brings every newer change. It asks
+/// for every object in one answer: the cache ignores a limit at `resourceVersion=0` anyway, and
+/// a v1.36 API server took 12-14 s to answer 50,000 pods with `limit=500` against 3-5 s
+/// without. A watch the server expired (410 Gone) is re-listed with a quorum read in pages
+/// instead, again as the reflector does, so a re-list never returns a state older than one
+/// already seen.
 pub async fn run_watch(
     client: Client,
     kind: ObjectKind,
     keep: Responsibility,
     tx: mpsc::Sender<Feed>,
 ) {
-    let api: Api<DynamicObject> = Api::all_with(client, &api_resource(kind));
+    let api: Api<WatchedObject> = Api::all_with(client, &api_resource(kind));
     let mut feed = KindFeed::new(kind, keep);
     let started = Instant::now();
-    let mut config = watcher::Config::default().any_semantic();
+    let mut config = watcher::Config {
+        page_size: None,
+        ..watcher::Config::default().any_semantic()
+    };
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone())
             .default_backoff()
@@ -321,7 +316,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn object(kind: ObjectKind, name: &str, extra: serde_json::Value) -> DynamicObject {
+    fn object(kind: ObjectKind, name: &str, extra: serde_json::Value) -> WatchedObject {
         let mut v = json!({"apiVersion": "v1", "kind": kind.name(), "metadata": {"name": name, "namespace": "ns"}});
         if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
             o.extend(e.clone());

@@ -155,13 +155,13 @@ impl Manifest {
         let location = format!("document {i}");
         match Shape::of(doc, origin, &location)? {
             Shape::Single(doc) => {
-                self.add(decode(doc, None, origin, &location)?, origin, &location)?;
+                self.add(decode(&doc, None, origin, &location)?, origin, &location)?;
             }
             Shape::List { items, item_kind } => {
                 for (j, item) in items.into_iter().enumerate() {
                     let location = format!("{location} items[{j}]");
                     self.add(
-                        decode(item, item_kind.as_deref(), origin, &location)?,
+                        decode(&item, item_kind.as_deref(), origin, &location)?,
                         origin,
                         &location,
                     )?;

@@ -53,7 +53,7 @@ pub fn describe_object(object: &ClusterObject) -> String {
 /// Decodes one document. `implied_kind` is used when the document has no `kind` of its own
 /// (items of a typed list such as `PodList`). `origin` and `location` go into errors.
 pub fn decode(
-    value: Value,
+    value: &Value,
     implied_kind: Option<&str>,
     origin: &str,
     location: &str,
@@ -71,7 +71,7 @@ pub fn decode(
             .map(str::to_string)
             .ok_or_else(|| fail("no `kind`"))?,
     };
-    let what = describe(&kind, &value);
+    let what = describe(&kind, value);
     let Some(kind) = ObjectKind::from_name(&kind) else {
         return Ok(Decoded::Skipped(what));
     };
@@ -160,14 +160,14 @@ pub fn decode(
 }
 
 fn typed<T: DeserializeOwned>(
-    value: Value,
+    value: &Value,
     origin: &str,
     location: &str,
     what: &str,
 ) -> Result<T, InputError> {
-    T::deserialize(&value).map_err(|e| {
+    T::deserialize(value).map_err(|e| {
         let err = InputError::new(origin, e).at(location).object(what);
-        match failing_field::<T>(&value) {
+        match failing_field::<T>(value) {
             Some(field) => err.field(field),
             None => err,
         }
@@ -219,11 +219,11 @@ mod tests {
     use serde_json::json;
 
     fn decode_ok(v: Value) -> Decoded {
-        decode(v, None, "f.yaml", "document 0").unwrap()
+        decode(&v, None, "f.yaml", "document 0").unwrap()
     }
 
     fn decode_err(v: Value) -> String {
-        decode(v, None, "f.yaml", "document 0")
+        decode(&v, None, "f.yaml", "document 0")
             .unwrap_err()
             .to_string()
     }
@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn implied_kind_applies_only_without_own_kind() {
         let d = decode(
-            json!({"metadata": {"name": "n1"}}),
+            &json!({"metadata": {"name": "n1"}}),
             Some("Node"),
             "f",
             "items[0]",

@@ -126,7 +126,7 @@ pub fn parse_scenario(doc: Value, path: &str) -> Result<Scenario, InputError> {
     let mut names = manifest::UniqueNames::default();
     for (i, value) in raw.objects.into_iter().enumerate() {
         let location = format!("objects[{i}]");
-        match manifest::decode(value, None, path, &location)? {
+        match manifest::decode(&value, None, path, &location)? {
             Decoded::Object(o) => {
                 names
                     .admit(&o, &format!("{path}: {location}"))

@@ -24,7 +24,7 @@ pub use named::{DEFAULT_SEED, NAMED_SIZES, named, names};
 /// A generated object as the cluster state holds it, through the same decoder a manifest file
 /// goes through, so a named workload and its file give the same cluster.
 pub(crate) fn to_object(value: Value) -> ClusterObject {
-    match manifest::decode(value, None, "gang-mixed", "generated object") {
+    match manifest::decode(&value, None, "gang-mixed", "generated object") {
         Ok(Decoded::Object(o)) => o,
         other => {
             unreachable!("the generator writes only valid objects of watched kinds: {other:?}")
