@@ -1,8 +1,11 @@
 //! The run loop (Volcano: pkg/scheduler/scheduler.go, Run and runOnce): apply what the watches sent, reload the configuration if its
-//! directory changed, run one cycle on a snapshot, send its binds on their way, sleep
-//! `--schedule-period`, again. Sessions never overlap; a cycle's binds run in the background
-//! while the loop sleeps and the next session decides (Volcano: cache/cache.go, BindTask binds
-//! in a goroutine), and one round of binds is in flight at a time. When a round is back, its
+//! directory changed, run one cycle on a snapshot, send its binds on their way, sleep until
+//! `--schedule-period` after the session ended, again. Sessions never overlap; a cycle's binds
+//! run in the background while the loop sleeps and the next session decides (Volcano:
+//! cache/cache.go, BindTask binds in a goroutine), and one round of binds is in flight at a
+//! time. Waiting for the round before is part of the period, not added to it: Volcano's
+//! `wait.Until` counts the period from when `runOnce` returns, and `runOnce` never waits for a
+//! bind. When a round is back, its
 //! outcomes are judged and the cycle's status writes go to the background writer.
 
 use std::collections::HashMap;
@@ -120,6 +123,8 @@ pub struct Scheduler {
     bind_window: BindConcurrency,
     /// The last cycle's round of binds while it is on its way.
     binds_in_flight: Option<BindsInFlight>,
+    /// When the next cycle starts: `--schedule-period` after the last session ended.
+    next_cycle: Instant,
     cycle_profiles: Option<Arc<CycleProfileRequests>>,
     /// A `/debug/pprof/cycle` request being served across cycles.
     cycle_profile: Option<ActiveCycleProfile>,
@@ -216,6 +221,7 @@ impl Scheduler {
             volume_waits: Vec::new(),
             bind_window: BindConcurrency::default(),
             binds_in_flight: None,
+            next_cycle: Instant::now(),
             cycle_profiles: p.cycle_profiles,
             cycle_profile: None,
         }
@@ -461,10 +467,11 @@ impl Scheduler {
         }
     }
 
-    /// Sleeps `--schedule-period`. A round of binds that comes back meanwhile is judged at
-    /// once, so the cycle's status writes go out without waiting for the next cycle.
+    /// Sleeps until the next cycle is due (at once when waiting for the round before took the
+    /// whole period). A round of binds that comes back meanwhile is judged at once, so the
+    /// cycle's status writes go out without waiting for the next cycle.
     async fn sleep_period(&mut self) {
-        let wake = tokio::time::sleep(self.settings.schedule_period);
+        let wake = tokio::time::sleep_until(self.next_cycle.into());
         tokio::pin!(wake);
         if let Some(mut round) = self.binds_in_flight.take() {
             tokio::select! {
@@ -517,6 +524,7 @@ impl Scheduler {
         let cycle = self
             .driver
             .decide(&mut self.state, &self.registry, now, uid, &mut observer);
+        self.next_cycle = Instant::now() + self.settings.schedule_period;
         self.end_profiled_cycle();
         let decisions = match cycle {
             Ok(cycle) => {
