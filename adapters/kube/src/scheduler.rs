@@ -1,12 +1,12 @@
-//! The run loop (Volcano: pkg/scheduler/scheduler.go, Run and runOnce): apply what the watches sent, reload the configuration if its
-//! directory changed, run one cycle on a snapshot, send its binds on their way, sleep until
-//! `--schedule-period` after the session ended, again. Sessions never overlap; a cycle's binds
-//! run in the background while the loop sleeps and the next session decides (Volcano:
-//! cache/cache.go, BindTask binds in a goroutine), and one round of binds is in flight at a
-//! time. Waiting for the round before is part of the period, not added to it: Volcano's
-//! `wait.Until` counts the period from when `runOnce` returns, and `runOnce` never waits for a
-//! bind. When a round is back, its
-//! outcomes are judged and the cycle's status writes go to the background writer.
+//! The run loop (Volcano: pkg/scheduler/scheduler.go, Run and runOnce): apply what the watches
+//! sent, reload the configuration if its directory changed, run one cycle on a snapshot, send
+//! its binds on their way, sleep until `--schedule-period` after the session ended, again.
+//! Sessions never overlap; a cycle's binds run in the background while the loop sleeps and the
+//! next session decides (Volcano: cache/cache.go, BindTask binds in a goroutine), and one round
+//! of binds is in flight at a time. Waiting for the round before is part of the period, not
+//! added to it: Volcano's `wait.Until` counts the period from when `runOnce` returns, and
+//! `runOnce` never waits for a bind. When a round is back, its outcomes are judged and the
+//! cycle's status writes go to the background writer.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -238,11 +238,10 @@ impl KindFeed {
 /// The first list is served from the API server's watch cache (`resourceVersion=0`), as
 /// Volcano's informers list (client-go's reflector): before Kubernetes 1.31 a quorum read
 /// takes every page from etcd, and the watch that follows brings every newer change. It asks
-/// for every object in one answer: the cache ignores a limit at `resourceVersion=0` anyway, and
-/// a v1.36 API server took 12-14 s to answer 50,000 pods with `limit=500` against 3-5 s
-/// without. A watch the server expired (410 Gone) is re-listed with a quorum read in pages
-/// instead, again as the reflector does, so a re-list never returns a state older than one
-/// already seen.
+/// for every object in one answer: the watch cache answers a limited list at
+/// `resourceVersion=0` whole anyway, and more slowly. A watch the server expired (410 Gone) is
+/// re-listed with a quorum read in pages instead, again as the reflector does, so a re-list
+/// never returns a state older than one already seen.
 pub async fn run_watch(
     client: Client,
     kind: ObjectKind,

@@ -1,11 +1,11 @@
 //! The object a watch decodes: its JSON as the API server sent it, with its metadata typed
 //! beside it for the watcher (resource versions to resume from, names of deletions).
 //!
-//! kube's `DynamicObject` decodes through serde's flattening, which buffers every field before
-//! it places it, and the conversion needs the JSON again, so each object was decoded twice and
-//! encoded once. A watch's first list is most of start-up on a large cluster (50,000 pods), so
-//! this decodes the JSON once, drops the managed fields (which nothing here reads and which are
-//! most of an object's metadata) and hands the same JSON to the conversion.
+//! The conversion into cluster objects reads JSON, so the JSON is decoded once and kept, the
+//! managed fields dropped (nothing here reads them, and they are most of an object's metadata),
+//! and only the metadata typed from it. kube's `DynamicObject` would decode through serde's
+//! flattening, which buffers every field before placing it, and need encoding back to JSON. A
+//! watch's first list is most of start-up on a large cluster (50,000 pods).
 
 use std::borrow::Cow;
 
