@@ -93,7 +93,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_metadata_is_a_decoding_error_naming_the_field() {
+    fn malformed_metadata_is_a_decoding_error() {
         let e = serde_json::from_value::<WatchedObject>(json!({
             "kind": "Pod", "metadata": {"name": 3}
         }))
