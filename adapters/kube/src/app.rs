@@ -23,9 +23,10 @@ use crate::multi_scheduler::MultiScheduler;
 use crate::objects::Responsibility;
 use crate::pprof::PprofState;
 use crate::rate_limit::RateLimiter;
+use crate::reflector::run_watch;
 use crate::reload::ReloadWatch;
 use crate::scheduler::{LoopSettings, Parts, Scheduler};
-use crate::watch::{api_resource, run_watch, watched_kinds};
+use crate::watch::{api_resource, watched_kinds};
 use crate::writes::{Writer, is_status};
 
 /// Watch events buffered between two cycles before the watches wait.

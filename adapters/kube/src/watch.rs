@@ -1,19 +1,13 @@
-//! Watches: one kube-rs watcher per watched kind, each turning the API's events into cache
-//! events on one channel, so the scheduler loop is the single writer of the cache. A re-list
-//! (after a lost watch or an API server restart) deletes what it no longer lists.
+//! Watches: one list-and-watch loop per watched kind (`reflector`), each turning the API's events
+//! into cache events on one channel, so the scheduler loop is the single writer of the cache. A
+//! re-list (after an expired watch) deletes what it no longer lists.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
-use futures::StreamExt;
-use kube::Client;
-use kube::api::{Api, ApiResource, GroupVersionKind};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
+use kube::api::{ApiResource, GroupVersionKind};
 use tephra_cache::{ClusterEvent, ObjectKind, meta_of};
 use tephra_engine::api::ClusterObject;
 use tephra_engine::snapshot::ShardingMode;
-use tokio::sync::mpsc;
 
 use crate::flags::Flags;
 use crate::objects::{Raw, Responsibility, convert};
@@ -26,6 +20,17 @@ pub enum Feed {
     Event(ClusterEvent, Option<Raw>),
     /// The kind has been listed completely at least once.
     Synced(ObjectKind),
+}
+
+/// What a kind's list-and-watch loop saw, in order: a list's start, each object it listed and
+/// its end (the first list or a re-list), then each change the watch reported.
+#[derive(Debug)]
+pub enum Event {
+    Init,
+    InitApply(WatchedObject),
+    InitDone,
+    Apply(WatchedObject),
+    Delete(WatchedObject),
 }
 
 /// The API resource of a watched kind.
@@ -127,8 +132,18 @@ impl KindFeed {
         }
     }
 
+    /// Whether the kind has been listed completely (or found not served) once.
+    pub fn is_synced(&self) -> bool {
+        self.synced
+    }
+
+    /// How many objects of the kind the cache holds from this feed.
+    pub fn known_objects(&self) -> usize {
+        self.known.len()
+    }
+
     /// The feed items for one watch event.
-    pub fn on_event(&mut self, event: Event<WatchedObject>) -> Vec<Feed> {
+    pub fn on_event(&mut self, event: Event) -> Vec<Feed> {
         match event {
             Event::Init => {
                 self.relisted.clear();
@@ -233,83 +248,6 @@ impl KindFeed {
     }
 }
 
-/// Watches `kind` until the receiver goes away, restarting with back-off after errors.
-///
-/// The first list is served from the API server's watch cache (`resourceVersion=0`), as
-/// Volcano's informers list (client-go's reflector): before Kubernetes 1.31 a quorum read
-/// takes every page from etcd, and the watch that follows brings every newer change. It asks
-/// for every object in one answer: the watch cache answers a limited list at
-/// `resourceVersion=0` whole anyway, and more slowly. A watch the server expired (410 Gone) is
-/// re-listed with a quorum read in pages instead, again as the reflector does, so a re-list
-/// never returns a state older than one already seen.
-pub async fn run_watch(
-    client: Client,
-    kind: ObjectKind,
-    keep: Responsibility,
-    tx: mpsc::Sender<Feed>,
-) {
-    let api: Api<WatchedObject> = Api::all_with(client, &api_resource(kind));
-    let mut feed = KindFeed::new(kind, keep);
-    let started = Instant::now();
-    let mut config = watcher::Config {
-        page_size: None,
-        ..watcher::Config::default().any_semantic()
-    };
-    loop {
-        let mut stream = watcher::watcher(api.clone(), config.clone())
-            .default_backoff()
-            .boxed();
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(event) => {
-                    for f in feed.on_event(event) {
-                        if matches!(f, Feed::Synced(_)) {
-                            // Start-up is the slowest list's time: say which one that is.
-                            tracing::info!(
-                                "watch of {kind}: first list of {} objects in {:.2?}",
-                                feed.known.len(),
-                                started.elapsed()
-                            );
-                        }
-                        if tx.send(f).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-                Err(e) if is_not_served(&e) => {
-                    if let Some(synced) = feed.on_not_served() {
-                        tracing::warn!(
-                            "watch of {kind}: the API server does not serve {} ({e}); \
-                             scheduling as if there were none until it does",
-                            api_resource(kind).plural
-                        );
-                        if tx.send(synced).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-                Err(e) if is_expired(&e) => {
-                    tracing::warn!("watch of {kind}: {e}; re-listing with a quorum read");
-                    config = watcher::Config::default();
-                    break;
-                }
-                Err(e) => tracing::warn!("watch of {kind}: {e}"),
-            }
-        }
-    }
-}
-
-/// Whether a watch error says the watch's resource version is gone (410), after which the
-/// watcher lists again.
-fn is_expired(e: &watcher::Error) -> bool {
-    matches!(e, watcher::Error::WatchError(status) if status.code == 410)
-}
-
-/// Whether a watch error says the resource does not exist on the server (404 on the list).
-fn is_not_served(e: &watcher::Error) -> bool {
-    matches!(e, watcher::Error::InitialListFailed(kube::Error::Api(status)) if status.code == 404)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,23 +332,6 @@ mod tests {
             Vec::<String>::new(),
             "a later list is not reported as a first sync again"
         );
-    }
-
-    #[test]
-    fn only_a_404_on_the_list_means_not_served() {
-        let status = |code| {
-            kube::Error::Api(Box::new(kube::core::Status {
-                code,
-                ..Default::default()
-            }))
-        };
-        assert!(is_not_served(&watcher::Error::InitialListFailed(status(
-            404
-        ))));
-        assert!(!is_not_served(&watcher::Error::InitialListFailed(status(
-            403
-        ))));
-        assert!(!is_not_served(&watcher::Error::WatchFailed(status(404))));
     }
 
     #[test]
@@ -513,14 +434,5 @@ mod tests {
         let pg = object(ObjectKind::PodGroup, "pg", json!({}));
         f.on_event(Event::Apply(pg.clone()));
         assert_eq!(names(&f.on_event(Event::Delete(pg))), ["-pg"]);
-    }
-
-    #[test]
-    fn only_an_expired_watch_is_relisted_with_a_quorum_read() {
-        let status = |code| Box::new(kube::core::Status::failure("", "").with_code(code));
-        assert!(is_expired(&watcher::Error::WatchError(status(410))));
-        assert!(!is_expired(&watcher::Error::WatchError(status(500))));
-        let not_found = kube::Error::Api(status(404));
-        assert!(!is_expired(&watcher::Error::InitialListFailed(not_found)));
     }
 }
