@@ -1,5 +1,5 @@
 //! The object a watch decodes: its JSON as the API server sent it, with its metadata typed
-//! beside it for the watcher (resource versions to resume from, names of deletions).
+//! beside it for the list-and-watch loop (resource versions to resume from, names of deletions).
 //!
 //! The conversion into cluster objects reads JSON, so the JSON is decoded once and kept, the
 //! managed fields dropped (nothing here reads them, and they are most of an object's metadata),
