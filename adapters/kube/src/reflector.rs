@@ -1,7 +1,7 @@
 //! One kind's list-then-watch loop, as client-go's reflector runs Volcano's informers
 //! (k8s.io/client-go/tools/cache/reflector.go, ListAndWatch): list, watch from the list's
-//! resource version, resume the watch where it stopped, and list again only when the server has
-//! expired that version (410 Gone).
+//! resource version, resume the watch where it stopped, and list again only when it cannot
+//! resume: the server expired that version (410 Gone), or an event came without one.
 //!
 //! The list is read as it arrives ([`ListItems`]): each object is decoded and handed to the
 //! cache while the server is still sending the rest, which on a large cluster is most of
