@@ -13,6 +13,7 @@ pub mod flags;
 pub mod http;
 pub mod leader;
 pub mod list_items;
+pub mod managed_fields;
 pub mod metrics;
 pub mod metrics_source;
 pub mod multi_scheduler;

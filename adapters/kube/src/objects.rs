@@ -10,28 +10,43 @@ use tephra_cache::ObjectKind;
 use tephra_engine::api::{ClusterObject, Node, Pod};
 
 use crate::multi_scheduler::MultiScheduler;
+use crate::raw::Raw;
 
-/// An object as the API server holds it, kept for writes that send the whole object back
-/// (PodGroup update, pod and queue status updates). `managedFields` are dropped.
-pub type Raw = Value;
-
-/// What a watched object turned into.
+/// What an object the API server sent turned into.
 #[derive(Debug)]
 pub struct Converted {
     pub object: ClusterObject,
+    /// The object as the API server holds it, kept for writes that send the whole object back
+    /// (PodGroup update, pod and queue status updates).
     pub raw: Raw,
 }
 
-/// Decodes one watched object of `kind`; the error names the object and the field.
+/// Decodes one object of `kind`; the error names the object and the field.
+pub fn decode_object(kind: ObjectKind, value: &Value) -> Result<ClusterObject, String> {
+    match decode(value, Some(kind.name()), "watch", kind.name()) {
+        Ok(Decoded::Object(object)) => Ok(object),
+        Ok(Decoded::Skipped(what)) => Err(format!("unexpected object {what}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Decodes an object of `kind` the API server answered a write with; `managedFields` are
+/// dropped from what is kept.
 pub fn convert(kind: ObjectKind, mut value: Value) -> Result<Converted, String> {
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }
-    match decode(&value, Some(kind.name()), "watch", kind.name()) {
-        Ok(Decoded::Object(object)) => Ok(Converted { object, raw: value }),
-        Ok(Decoded::Skipped(what)) => Err(format!("unexpected object {what}")),
-        Err(e) => Err(e.to_string()),
-    }
+    let object = decode_object(kind, &value)?;
+    Ok(Converted {
+        object,
+        raw: Raw::of_value(&value),
+    })
+}
+
+/// Decodes a kept object of `kind` again.
+pub fn convert_kept(kind: ObjectKind, raw: Raw) -> Result<Converted, String> {
+    let object = decode_object(kind, &raw.value()?)?;
+    Ok(Converted { object, raw })
 }
 
 /// Which objects this scheduler keeps, from its flags and environment.
@@ -155,7 +170,14 @@ mod tests {
                        "spec": {"schedulerName": "volcano"}});
         let c = convert(ObjectKind::Pod, v).unwrap();
         assert!(matches!(c.object, ClusterObject::Pod(_)));
-        assert!(c.raw["metadata"].get("managedFields").is_none());
+        assert!(
+            c.raw.value().unwrap()["metadata"]
+                .get("managedFields")
+                .is_none()
+        );
+        let again = convert_kept(ObjectKind::Pod, c.raw.clone()).unwrap();
+        assert_eq!(again.raw, c.raw);
+        assert!(matches!(again.object, ClusterObject::Pod(_)));
     }
 
     #[test]

@@ -218,9 +218,7 @@ async fn list(
             }
             let read = chunk.len();
             items
-                .push(chunk, |item| {
-                    decoded.push(serde_json::from_slice::<WatchedObject>(item))
-                })
+                .push(chunk, |item| decoded.push(WatchedObject::from_json(item)))
                 .map_err(Failure::Answer)?;
             AsyncBufRead::consume(body.as_mut(), read);
             for object in decoded.drain(..) {

@@ -156,24 +156,6 @@ fn unix_now() -> i64 {
         .unwrap_or_default()
 }
 
-/// Whether `incoming` is a newer state of the object than `held`: another UID (recreated), or
-/// a higher resourceVersion. resourceVersions are etcd revisions; Kubernetes calls them opaque,
-/// but the API server's own watch cache orders them the same way. Unparsable ones count as newer.
-fn is_newer(incoming: &serde_json::Value, held: &serde_json::Value) -> bool {
-    let field = |v: &serde_json::Value, k: &str| {
-        v.pointer(&format!("/metadata/{k}"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    };
-    let rv =
-        |v: &serde_json::Value| field(v, "resourceVersion").and_then(|r| r.parse::<u64>().ok());
-    field(incoming, "uid") != field(held, "uid")
-        || match (rv(incoming), rv(held)) {
-            (Some(a), Some(b)) => a > b,
-            _ => true,
-        }
-}
-
 /// The parts a `Scheduler` is built from.
 pub struct Parts {
     pub settings: LoopSettings,
@@ -253,8 +235,8 @@ impl Scheduler {
                 if let Some(raw) = &raw
                     && self
                         .raw
-                        .get(kind, &ns, &name)
-                        .is_some_and(|held| !is_newer(raw, held))
+                        .held(kind, &ns, &name)
+                        .is_some_and(|held| !raw.is_newer_than(held))
                 {
                     // A state we already hold (our own write's answer came before its echo).
                     return None;
@@ -368,13 +350,15 @@ impl Scheduler {
         if latest {
             self.pending.remove(&key);
         }
-        let raw = match w.object {
-            Some(object) => Some(object),
-            None if latest => self.raw.get(key.0, &key.1, &key.2).cloned(),
-            None => None,
+        let converted = match w.object {
+            Some(object) => crate::objects::convert(key.0, object),
+            None if latest => match self.raw.held(key.0, &key.1, &key.2) {
+                Some(raw) => crate::objects::convert_kept(key.0, raw.clone()),
+                None => return,
+            },
+            None => return,
         };
-        let Some(raw) = raw else { return };
-        match crate::objects::convert(key.0, raw) {
+        match converted {
             Ok(c) => {
                 self.apply(Feed::Event(
                     ClusterEvent::Upsert(c.object.clone()),
@@ -497,7 +481,7 @@ impl Scheduler {
         else {
             return;
         };
-        let object = writes::node_shard::node_shard_status_write(raw, &shard.status);
+        let object = writes::node_shard::node_shard_status_write(&raw, &shard.status);
         let w = self.writer.clone();
         tokio::spawn(async move { writes::node_shard::write_node_shard_status(&w, object).await });
     }
@@ -551,11 +535,7 @@ impl Scheduler {
         self.observe_assumed(&decisions.binds);
         let batch = self.status_batch(&decisions);
         for e in &decisions.evictions {
-            if let Some(raw) = self
-                .raw
-                .get(ObjectKind::Pod, &e.namespace, &e.name)
-                .cloned()
-            {
+            if let Some(raw) = self.raw.get(ObjectKind::Pod, &e.namespace, &e.name) {
                 let (w, reason, scheduler) = (
                     self.writer.clone(),
                     e.reason.clone(),
@@ -874,15 +854,11 @@ impl Scheduler {
     /// records why on its PodScheduled condition.
     fn roll_back(&mut self, b: &Bind, message: String, gone: bool, batch: &mut StatusBatch) {
         self.restore_volumes(b);
-        let Some(raw) = self
-            .raw
-            .get(ObjectKind::Pod, &b.namespace, &b.name)
-            .cloned()
-        else {
+        let Some(raw) = self.raw.get(ObjectKind::Pod, &b.namespace, &b.name) else {
             return;
         };
-        match crate::objects::convert(ObjectKind::Pod, raw.clone()) {
-            Ok(c) => self.state.apply_event(ClusterEvent::Upsert(c.object)),
+        match crate::objects::decode_object(ObjectKind::Pod, &raw) {
+            Ok(object) => self.state.apply_event(ClusterEvent::Upsert(object)),
             Err(err) => tracing::warn!("cannot restore {}/{}: {err}", b.namespace, b.name),
         }
         if gone {
@@ -919,11 +895,11 @@ impl Scheduler {
             )
         });
         for (kind, ns, name) in volumes.chain(claims) {
-            let Some(raw) = self.raw.get(kind, ns, name).cloned() else {
+            let Some(raw) = self.raw.get(kind, ns, name) else {
                 continue;
             };
-            match crate::objects::convert(kind, raw) {
-                Ok(c) => self.state.apply_event(ClusterEvent::Upsert(c.object)),
+            match crate::objects::decode_object(kind, &raw) {
+                Ok(object) => self.state.apply_event(ClusterEvent::Upsert(object)),
                 Err(err) => tracing::warn!("cannot restore {kind} {ns}/{name}: {err}"),
             }
         }
@@ -937,7 +913,7 @@ impl Scheduler {
         };
         for pg in d.pod_groups.iter().filter(|pg| pg.changed) {
             if let Some(raw) = self.raw.get(ObjectKind::PodGroup, &pg.namespace, &pg.name)
-                && let Some(o) = writes::status::pod_group_write(raw, &pg.status)
+                && let Some(o) = writes::status::pod_group_write(&raw, &pg.status)
             {
                 tracing::debug!(
                     "podgroup {}/{}: status {} -> {}",
@@ -957,7 +933,7 @@ impl Scheduler {
         }
         for q in &d.queues {
             if let Some(raw) = self.raw.get(ObjectKind::Queue, "", &q.name)
-                && let Some(o) = writes::status::queue_write(raw, &q.allocated)
+                && let Some(o) = writes::status::queue_write(&raw, &q.allocated)
             {
                 let key = (ObjectKind::Queue, String::new(), q.name.clone());
                 self.pending.insert(key, self.cycle);
@@ -972,7 +948,7 @@ impl Scheduler {
             let unchanged = self.condition_memo.get(&key) == Some(&value);
             if !unchanged
                 && let Some(raw) = self.raw.get(ObjectKind::Pod, &c.namespace, &c.name)
-                && let Some(pod) = writes::status::pod_condition_write(raw, c, &now)
+                && let Some(pod) = writes::status::pod_condition_write(&raw, c, &now)
             {
                 batch.pods.push(pod);
                 batch.events.push(EventWrite {
@@ -1000,31 +976,5 @@ impl Scheduler {
             });
         }
         batch
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn obj(uid: &str, rv: &str) -> serde_json::Value {
-        json!({"metadata": {"uid": uid, "resourceVersion": rv}})
-    }
-
-    #[test]
-    fn only_a_higher_resource_version_is_newer() {
-        assert!(!is_newer(&obj("u", "100"), &obj("u", "200")));
-        assert!(
-            !is_newer(&obj("u", "200"), &obj("u", "200")),
-            "the echo of what we hold"
-        );
-        assert!(is_newer(&obj("u", "300"), &obj("u", "200")));
-    }
-
-    #[test]
-    fn a_recreated_object_or_an_opaque_version_is_newer() {
-        assert!(is_newer(&obj("new", "100"), &obj("old", "200")));
-        assert!(is_newer(&obj("u", "abc"), &obj("u", "200")));
     }
 }

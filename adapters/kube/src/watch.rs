@@ -10,7 +10,8 @@ use tephra_engine::api::ClusterObject;
 use tephra_engine::snapshot::ShardingMode;
 
 use crate::flags::Flags;
-use crate::objects::{Raw, Responsibility, convert};
+use crate::objects::{Responsibility, decode_object};
+use crate::raw::Raw;
 use crate::watched_object::WatchedObject;
 
 /// What the watches tell the scheduler loop.
@@ -209,7 +210,11 @@ impl KindFeed {
     }
 
     fn apply(&mut self, o: WatchedObject) -> Vec<Feed> {
-        let WatchedObject { metadata, json } = o;
+        let WatchedObject {
+            metadata,
+            json,
+            raw,
+        } = o;
         // Replicas split jobs by their first owner's name (the object's own without one).
         let job_key = metadata
             .owner_references
@@ -218,16 +223,17 @@ impl KindFeed {
             .map(|r| r.name.as_str())
             .or(metadata.name.as_deref())
             .unwrap_or_default();
-        let converted = match convert(self.kind, json) {
-            Ok(c) => c,
+        let object = match decode_object(self.kind, &json) {
+            Ok(o) => o,
             Err(e) => {
                 tracing::warn!("ignoring a malformed object: {e}");
                 return Vec::new();
             }
         };
-        let meta = meta_of(&converted.object);
+        drop(json);
+        let meta = meta_of(&object);
         let key = (meta.namespace.clone(), meta.name.clone());
-        let kept = match &converted.object {
+        let kept = match &object {
             ClusterObject::Pod(p) => self.keep.keeps_pod(p, job_key),
             ClusterObject::PodGroup(_) => self.keep.keeps_pod_group(job_key),
             ClusterObject::Node(n) => self.keep.keeps_node(n) || self.known.contains(&key),
@@ -241,10 +247,7 @@ impl KindFeed {
             };
         }
         self.known.insert(key);
-        vec![Feed::Event(
-            ClusterEvent::Upsert(converted.object),
-            Some(converted.raw),
-        )]
+        vec![Feed::Event(ClusterEvent::Upsert(object), Some(raw))]
     }
 }
 
@@ -258,7 +261,7 @@ mod tests {
         if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
             o.extend(e.clone());
         }
-        serde_json::from_value(v).unwrap()
+        WatchedObject::from_json(v.to_string().as_bytes()).unwrap()
     }
 
     fn keep() -> Responsibility {

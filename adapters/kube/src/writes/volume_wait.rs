@@ -70,7 +70,7 @@ impl VolumeWait {
         let Some(labels) = node_labels else {
             return Err(format!("failed to get node {:?}: not found", b.node));
         };
-        if raw.get(ObjectKind::Pod, &b.namespace, &b.name).is_none() {
+        if raw.held(ObjectKind::Pod, &b.namespace, &b.name).is_none() {
             return Err("pod does not exist any more".into());
         }
         let Some(work) = &b.volumes else {
@@ -94,10 +94,10 @@ impl VolumeWait {
                         claim.namespace, claim.name
                     )
                 })?;
-            if version(pv) < *written {
+            if version(&pv) < *written {
                 return Ok(false);
             }
-            let volume: PersistentVolume = typed(pv, name)?;
+            let volume: PersistentVolume = typed(&pv, name)?;
             if !volume_fits(&volume, labels) {
                 return Err(format!(
                     "pv {name:?} node affinity doesn't match node {:?}",
@@ -112,7 +112,7 @@ impl VolumeWait {
             {
                 return Err(format!("ClaimRef got reset for pv {name:?}"));
             }
-            if !typed::<PersistentVolumeClaim>(pvc, &claim.name)?.fully_bound() {
+            if !typed::<PersistentVolumeClaim>(&pvc, &claim.name)?.fully_bound() {
                 return Ok(false);
             }
         }
@@ -125,10 +125,10 @@ impl VolumeWait {
                         "failed to check provisioning pvc: persistentvolumeclaim {namespace}/{name} not found"
                     )
                 })?;
-            if version(pvc) < *written {
+            if version(&pvc) < *written {
                 return Ok(false);
             }
-            let claim: PersistentVolumeClaim = typed(pvc, name)?;
+            let claim: PersistentVolumeClaim = typed(&pvc, name)?;
             let selected = claim
                 .metadata
                 .meta
@@ -143,7 +143,7 @@ impl VolumeWait {
                 let Some(pv) = raw.get(ObjectKind::PersistentVolume, "", volume_name) else {
                     return Ok(false);
                 };
-                let volume: PersistentVolume = typed(pv, volume_name)?;
+                let volume: PersistentVolume = typed(&pv, volume_name)?;
                 if !volume_fits(&volume, labels) {
                     return Err(format!(
                         "pv {volume_name:?} node affinity doesn't match node {:?}",
@@ -168,6 +168,7 @@ mod tests {
     use tephra_engine::framework::VolumeBinds;
 
     use super::*;
+    use crate::raw::Raw;
 
     fn wait(volumes: &[&str], provisions: &[&str], written: u64) -> VolumeWait {
         let claim = |name: &str| ClaimReference {
@@ -215,11 +216,11 @@ mod tests {
             ObjectKind::Pod,
             "ns",
             "p",
-            json!({"metadata": {"name": "p"}}),
+            Raw::of_value(&json!({"metadata": {"name": "p"}})),
         );
         for (kind, ns, o) in objects {
             let name = o["metadata"]["name"].as_str().unwrap().to_string();
-            raw.upsert(*kind, ns, &name, o.clone());
+            raw.upsert(*kind, ns, &name, Raw::of_value(o));
         }
         raw
     }

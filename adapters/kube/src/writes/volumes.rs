@@ -60,7 +60,11 @@ fn bound_volume(raw: &RawStore, volume: &Value, claim: &ClaimReference) -> Value
             &claim.namespace,
             &claim.name,
         )
-        .and_then(|c| c["metadata"]["resourceVersion"].as_str())
+        .and_then(|c| {
+            c["metadata"]["resourceVersion"]
+                .as_str()
+                .map(str::to_string)
+        })
     {
         reference["resourceVersion"] = json!(version);
     }
@@ -85,13 +89,12 @@ pub fn volume_writes(
             .ok_or_else(|| format!("persistentvolume {name:?} not in the cache"))?;
         writes
             .volumes
-            .push((name.clone(), bound_volume(raw, volume, claim)));
+            .push((name.clone(), bound_volume(raw, &volume, claim)));
     }
     for (namespace, name) in &work.provisions {
         let mut claim = raw
             .get(ObjectKind::PersistentVolumeClaim, namespace, name)
-            .ok_or_else(|| format!("persistentvolumeclaim {namespace}/{name} not in the cache"))?
-            .clone();
+            .ok_or_else(|| format!("persistentvolumeclaim {namespace}/{name} not in the cache"))?;
         annotate(&mut claim, SELECTED_NODE_ANNOTATION, node, false);
         writes.claims.push((namespace.clone(), name.clone(), claim));
     }
@@ -156,6 +159,7 @@ pub async fn bind_volumes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::Raw;
 
     fn claim_ref() -> ClaimReference {
         ClaimReference {
@@ -167,12 +171,14 @@ mod tests {
 
     fn store(pv: Value) -> RawStore {
         let mut raw = RawStore::default();
-        raw.upsert(ObjectKind::PersistentVolume, "", "pv1", pv);
+        raw.upsert(ObjectKind::PersistentVolume, "", "pv1", Raw::of_value(&pv));
         raw.upsert(
             ObjectKind::PersistentVolumeClaim,
             "ns",
             "data",
-            json!({"metadata": {"name": "data", "namespace": "ns", "resourceVersion": "7"}}),
+            Raw::of_value(
+                &json!({"metadata": {"name": "data", "namespace": "ns", "resourceVersion": "7"}}),
+            ),
         );
         raw
     }
