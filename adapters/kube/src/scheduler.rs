@@ -481,7 +481,7 @@ impl Scheduler {
         else {
             return;
         };
-        let object = writes::node_shard::node_shard_status_write(&raw, &shard.status);
+        let object = writes::node_shard::node_shard_status_write(raw, &shard.status);
         let w = self.writer.clone();
         tokio::spawn(async move { writes::node_shard::write_node_shard_status(&w, object).await });
     }
@@ -872,7 +872,7 @@ impl Scheduler {
             nominated_node: None,
         };
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
-        if let Some(pod) = writes::status::pod_condition_write(&raw, &condition, &now) {
+        if let Some(pod) = writes::status::pod_condition_write(raw, &condition, &now) {
             batch.pods.push(pod);
         }
     }
@@ -912,16 +912,20 @@ impl Scheduler {
             ..Default::default()
         };
         for pg in d.pod_groups.iter().filter(|pg| pg.changed) {
-            if let Some(raw) = self.raw.get(ObjectKind::PodGroup, &pg.namespace, &pg.name)
-                && let Some(o) = writes::status::pod_group_write(&raw, &pg.status)
-            {
-                tracing::debug!(
-                    "podgroup {}/{}: status {} -> {}",
-                    pg.namespace,
-                    pg.name,
-                    raw.get("status").map(|s| s.to_string()).unwrap_or_default(),
-                    o["status"]
-                );
+            let Some(raw) = self.raw.get(ObjectKind::PodGroup, &pg.namespace, &pg.name) else {
+                continue;
+            };
+            let held = tracing::enabled!(tracing::Level::DEBUG)
+                .then(|| raw.get("status").map(|s| s.to_string()).unwrap_or_default());
+            if let Some(o) = writes::status::pod_group_write(raw, &pg.status) {
+                if let Some(held) = held {
+                    tracing::debug!(
+                        "podgroup {}/{}: status {held} -> {}",
+                        pg.namespace,
+                        pg.name,
+                        o["status"]
+                    );
+                }
                 let key = (
                     ObjectKind::PodGroup,
                     pg.namespace.to_string(),
@@ -933,7 +937,7 @@ impl Scheduler {
         }
         for q in &d.queues {
             if let Some(raw) = self.raw.get(ObjectKind::Queue, "", &q.name)
-                && let Some(o) = writes::status::queue_write(&raw, &q.allocated)
+                && let Some(o) = writes::status::queue_write(raw, &q.allocated)
             {
                 let key = (ObjectKind::Queue, String::new(), q.name.clone());
                 self.pending.insert(key, self.cycle);
@@ -948,7 +952,7 @@ impl Scheduler {
             let unchanged = self.condition_memo.get(&key) == Some(&value);
             if !unchanged
                 && let Some(raw) = self.raw.get(ObjectKind::Pod, &c.namespace, &c.name)
-                && let Some(pod) = writes::status::pod_condition_write(&raw, c, &now)
+                && let Some(pod) = writes::status::pod_condition_write(raw, c, &now)
             {
                 batch.pods.push(pod);
                 batch.events.push(EventWrite {

@@ -13,8 +13,8 @@ use crate::watch::api_resource;
 
 /// The NodeShard as the API holds it (`raw`) with the status lists replaced; other status
 /// fields, and the resourceVersion that makes a stale write fail, are kept.
-pub fn node_shard_status_write(raw: &Value, status: &NodeShardStatus) -> Value {
-    let mut o = raw.clone();
+pub fn node_shard_status_write(raw: Value, status: &NodeShardStatus) -> Value {
+    let mut o = raw;
     let ar = api_resource(ObjectKind::NodeShard);
     o["apiVersion"] = json!(ar.api_version);
     o["kind"] = json!(ar.kind);
@@ -72,7 +72,7 @@ mod tests {
             nodes_to_add: vec!["n2".into()],
             nodes_to_remove: vec![],
         };
-        let o = node_shard_status_write(&raw, &status);
+        let o = node_shard_status_write(raw, &status);
         assert_eq!(o["kind"], "NodeShard");
         assert_eq!(o["apiVersion"], "shard.volcano.sh/v1alpha1");
         assert_eq!(o["metadata"]["resourceVersion"], "7");
@@ -80,7 +80,7 @@ mod tests {
         assert_eq!(o["status"]["nodesToAdd"], json!(["n2"]));
         assert_eq!(o["status"]["nodesToRemove"], json!([]));
         assert_eq!(o["status"]["lastUpdateTime"], "2025-01-01T00:00:00Z");
-        let bare = node_shard_status_write(&json!({"metadata": {"name": "s1"}}), &status);
+        let bare = node_shard_status_write(json!({"metadata": {"name": "s1"}}), &status);
         assert_eq!(bare["status"]["nodesInUse"], json!(["n1"]));
     }
 }

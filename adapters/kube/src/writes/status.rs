@@ -68,8 +68,9 @@ fn without_nulls(v: Value) -> Value {
     }
 }
 
-/// The PodGroup to send back with `status`, or `None` when the API already holds it.
-pub fn pod_group_write(raw: &Value, status: &PodGroupStatus) -> Option<Value> {
+/// The PodGroup (`raw`, as the API holds it) to send back with `status`, or `None` when the API
+/// already holds it.
+pub fn pod_group_write(raw: Value, status: &PodGroupStatus) -> Option<Value> {
     let held: PodGroupStatus = raw
         .get("status")
         .cloned()
@@ -78,14 +79,14 @@ pub fn pod_group_write(raw: &Value, status: &PodGroupStatus) -> Option<Value> {
     if &held == status {
         return None;
     }
-    let mut object = raw.clone();
+    let mut object = raw;
     object["status"] = without_nulls(serde_json::to_value(status).ok()?);
     Some(object)
 }
 
 /// The Queue to send back with `status.allocated` (in Volcano's quantity forms), or `None`
 /// when the API already holds the same amounts.
-pub fn queue_write(raw: &Value, allocated: &ResourceList) -> Option<Value> {
+pub fn queue_write(raw: Value, allocated: &ResourceList) -> Option<Value> {
     let held: ResourceList = raw
         .pointer("/status/allocated")
         .cloned()
@@ -95,7 +96,7 @@ pub fn queue_write(raw: &Value, allocated: &ResourceList) -> Option<Value> {
     if go_list(&held) == wanted {
         return None;
     }
-    let mut object = raw.clone();
+    let mut object = raw;
     if !object.get("status").is_some_and(Value::is_object) {
         object["status"] = json!({});
     }
@@ -106,7 +107,7 @@ pub fn queue_write(raw: &Value, allocated: &ResourceList) -> Option<Value> {
 /// The pod to send back with the `PodScheduled=False` condition of `c` (and the nominated
 /// node), or `None` when status, reason and message are already there (Volcano's
 /// `taskUnschedulable`). The transition time changes only when the status does.
-pub fn pod_condition_write(raw: &Value, c: &PodConditionUpdate, now: &str) -> Option<Value> {
+pub fn pod_condition_write(raw: Value, c: &PodConditionUpdate, now: &str) -> Option<Value> {
     let conditions = raw
         .pointer("/status/conditions")
         .and_then(Value::as_array)
@@ -141,7 +142,7 @@ pub fn pod_condition_write(raw: &Value, c: &PodConditionUpdate, now: &str) -> Op
         Some(i) => conditions[i] = condition,
         None => conditions.push(condition),
     }
-    let mut object = raw.clone();
+    let mut object = raw;
     if !object.get("status").is_some_and(Value::is_object) {
         object["status"] = json!({});
     }
@@ -418,12 +419,12 @@ mod tests {
             running: 2,
             ..Default::default()
         };
-        assert!(pod_group_write(&raw, &same).is_none());
+        assert!(pod_group_write(raw.clone(), &same).is_none());
         let inqueue = PodGroupStatus {
             phase: "Inqueue".into(),
             ..Default::default()
         };
-        let w = pod_group_write(&raw, &inqueue).unwrap();
+        let w = pod_group_write(raw.clone(), &inqueue).unwrap();
         assert_eq!(w["status"]["phase"], "Inqueue");
         assert_eq!(w["spec"]["minMember"], 2, "the whole object is sent back");
     }
@@ -432,12 +433,12 @@ mod tests {
     fn queue_allocated_is_written_only_when_different() {
         let raw = json!({"metadata": {"name": "q"}, "status": {"state": "Open", "allocated": {"cpu": "2"}}});
         let two: ResourceList = [("cpu".to_string(), Quantity::parse("2").unwrap())].into();
-        assert!(queue_write(&raw, &two).is_none());
+        assert!(queue_write(raw.clone(), &two).is_none());
         let same_in_milli: ResourceList =
             [("cpu".to_string(), Quantity::parse("2000m").unwrap())].into();
-        assert!(queue_write(&raw, &same_in_milli).is_none());
+        assert!(queue_write(raw.clone(), &same_in_milli).is_none());
         let three: ResourceList = [("cpu".to_string(), Quantity::parse("3000m").unwrap())].into();
-        let w = queue_write(&raw, &three).unwrap();
+        let w = queue_write(raw.clone(), &three).unwrap();
         assert_eq!(w["status"]["allocated"]["cpu"], "3");
         assert_eq!(w["status"]["state"], "Open");
     }
@@ -446,8 +447,10 @@ mod tests {
     fn same_condition_is_not_rewritten_and_transition_time_is_kept() {
         let raw = json!({"metadata": {"name": "p"}, "status": {"phase": "Pending", "conditions": [
             {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m1", "lastTransitionTime": "T0"}]}});
-        assert!(pod_condition_write(&raw, &cond("Unschedulable", "m1", None), "T1").is_none());
-        let w = pod_condition_write(&raw, &cond("Unschedulable", "m2", None), "T1").unwrap();
+        assert!(
+            pod_condition_write(raw.clone(), &cond("Unschedulable", "m1", None), "T1").is_none()
+        );
+        let w = pod_condition_write(raw.clone(), &cond("Unschedulable", "m2", None), "T1").unwrap();
         let c = &w["status"]["conditions"][0];
         assert_eq!(
             (c["message"].as_str(), c["lastTransitionTime"].as_str()),
@@ -460,16 +463,20 @@ mod tests {
     fn nominated_node_is_written_but_never_cleared() {
         let raw = json!({"metadata": {"name": "p"}, "status": {"nominatedNodeName": "n1", "conditions": [
             {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}]}});
-        assert!(pod_condition_write(&raw, &cond("Unschedulable", "m", None), "T").is_none());
-        assert!(pod_condition_write(&raw, &cond("Unschedulable", "m", Some("n1")), "T").is_none());
-        let w = pod_condition_write(&raw, &cond("Unschedulable", "m", Some("n2")), "T").unwrap();
+        assert!(pod_condition_write(raw.clone(), &cond("Unschedulable", "m", None), "T").is_none());
+        assert!(
+            pod_condition_write(raw.clone(), &cond("Unschedulable", "m", Some("n1")), "T")
+                .is_none()
+        );
+        let w =
+            pod_condition_write(raw.clone(), &cond("Unschedulable", "m", Some("n2")), "T").unwrap();
         assert_eq!(w["status"]["nominatedNodeName"], "n2");
     }
 
     #[test]
     fn a_pod_without_status_gets_the_condition() {
         let w = pod_condition_write(
-            &json!({"metadata": {"name": "p"}}),
+            json!({"metadata": {"name": "p"}}),
             &cond("Unschedulable", "m", None),
             "T",
         )
