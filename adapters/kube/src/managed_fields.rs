@@ -14,29 +14,14 @@ pub fn without_managed_fields(json: &[u8]) -> Box<[u8]> {
 }
 
 /// The bytes to remove: the `"managedFields"` member of the top-level `metadata` object with
-/// one comma that separates it from a neighbour.
+/// one comma that separates it from a neighbour. The API server writes `metadata` before `spec`
+/// and `status`, so the scan stops early in the object; what follows is not read.
 fn managed_fields_span(json: &[u8]) -> Option<(usize, usize)> {
-    let mut c = Cursor {
-        s: json,
-        i: 0,
-        key_start: 0,
-    };
-    let mut found = None;
-    c.object(|c, key| {
-        if key != b"metadata" || c.peek() != Some(b'{') {
-            return c.skip_value();
-        }
-        c.object(|c, key| {
-            if key != b"managedFields" {
-                return c.skip_value();
-            }
-            let key_start = c.key_start;
-            c.skip_value()?;
-            found = Some((key_start, c.i));
-            Some(())
-        })
-    })?;
-    let (start, end) = found?;
+    let mut c = Cursor { s: json, i: 0 };
+    c.member(b"metadata")?;
+    let start = c.member(b"managedFields")?;
+    c.skip_value()?;
+    let end = c.i;
     let after = end + skip_ws(&json[end..]);
     if json.get(after) == Some(&b',') {
         return Some((start, after + 1));
@@ -56,8 +41,6 @@ fn skip_ws(s: &[u8]) -> usize {
 struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
-    /// Where the key of the member being read starts (its opening quote).
-    key_start: usize,
 }
 
 impl Cursor<'_> {
@@ -70,30 +53,27 @@ impl Cursor<'_> {
         (self.peek()? == b).then(|| self.i += 1)
     }
 
-    /// Reads one object, calling `member` with each key once the reading position is at the
-    /// key's value; `member` must read that value.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+    /// Reads the object at the reading position up to its member `key`, leaving the position at
+    /// that member's value; returns where the key starts (its opening quote). `None` when the
+    /// object has no such member.
+    fn member(&mut self, key: &[u8]) -> Option<usize> {
         self.expect(b'{')?;
         if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(());
+            return None;
         }
         loop {
             self.peek()?;
             let key_start = self.i;
             let (from, to) = self.string()?;
             self.expect(b':')?;
-            self.key_start = key_start;
-            let s = self.s;
-            member(self, &s[from..to])?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if &self.s[from..to] == key {
+                return Some(key_start);
             }
+            self.skip_value()?;
+            if self.peek()? != b',' {
+                return None;
+            }
+            self.i += 1;
         }
     }
 
@@ -113,24 +93,25 @@ impl Cursor<'_> {
         }
     }
 
-    /// Reads past one value of any kind.
+    /// Reads past one value of any kind; brackets must close in order.
     fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(drop),
             b'{' | b'[' => {
-                let mut depth = 0u32;
+                let mut open = Vec::new();
                 loop {
                     match self.peek()? {
                         b'"' => {
                             self.string()?;
                             continue;
                         }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => depth -= 1,
+                        b'{' => open.push(b'}'),
+                        b'[' => open.push(b']'),
+                        b @ (b'}' | b']') => open.pop().filter(|&c| c == b).map(drop)?,
                         _ => {}
                     }
                     self.i += 1;
-                    if depth == 0 {
+                    if open.is_empty() {
                         return Some(());
                     }
                 }
