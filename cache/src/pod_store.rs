@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use tephra_engine::api::Pod;
-use tephra_engine::snapshot::{PodsByGroup, group_name};
+use tephra_engine::snapshot::PodsByGroup;
 
 use crate::store::Store;
 
@@ -16,9 +16,6 @@ pub(crate) struct PodStore {
     by_group: PodsByGroup,
     /// Nodes a pod came to, left or changed on since the last `take_touched_nodes`.
     touched_nodes: HashSet<String>,
-    /// Groups (`namespace/name` of the PodGroup a pod names) a pod came to, left or changed in
-    /// since the last `take_touched_groups`.
-    touched_groups: HashSet<String>,
 }
 
 impl PodStore {
@@ -70,13 +67,10 @@ impl PodStore {
         change: impl FnMut(&mut Pod),
     ) -> Vec<Arc<Pod>> {
         let mut changed = Vec::new();
-        let (by_group, touched) = (
-            &mut self.by_group,
-            (&mut self.touched_nodes, &mut self.touched_groups),
-        );
+        let (by_group, touched) = (&mut self.by_group, &mut self.touched_nodes);
         self.pods.change_where(select, change, |old, new| {
-            touch(touched.0, touched.1, &old);
-            touch(touched.0, touched.1, new);
+            touch(touched, &old);
+            touch(touched, new);
             by_group.replace(&old, new.clone());
             changed.push(new.clone());
         });
@@ -96,14 +90,8 @@ impl PodStore {
         std::mem::take(&mut self.touched_nodes)
     }
 
-    /// The groups whose pods changed since the last call (`namespace/name`; pods that name no
-    /// PodGroup are the group `namespace/`).
-    pub fn take_touched_groups(&mut self) -> HashSet<String> {
-        std::mem::take(&mut self.touched_groups)
-    }
-
     fn touch(&mut self, pod: &Pod) {
-        touch(&mut self.touched_nodes, &mut self.touched_groups, pod);
+        touch(&mut self.touched_nodes, pod);
     }
 
     /// Every pod, in the order first seen.
@@ -124,7 +112,6 @@ impl PodStore {
             pods,
             by_group,
             touched_nodes: HashSet::new(),
-            touched_groups: HashSet::new(),
         }
     }
 
@@ -134,13 +121,12 @@ impl PodStore {
     }
 }
 
-/// Records the node `pod` is bound to, if any, and the group it names.
-fn touch(nodes: &mut HashSet<String>, groups: &mut HashSet<String>, pod: &Pod) {
+/// Records the node `pod` is bound to, if any.
+fn touch(touched: &mut HashSet<String>, pod: &Pod) {
     let node = &pod.spec.node_name;
-    if !node.is_empty() && !nodes.contains(node) {
-        nodes.insert(node.clone());
+    if !node.is_empty() && !touched.contains(node) {
+        touched.insert(node.clone());
     }
-    groups.insert(format!("{}/{}", pod.metadata.namespace, group_name(pod)));
 }
 
 #[cfg(test)]
@@ -238,40 +224,5 @@ mod tests {
         assert_eq!(touched(&mut s), ["n4"]);
         s.remove("ns/a");
         assert_eq!(touched(&mut s), ["n2"]);
-    }
-
-    #[test]
-    fn every_change_records_the_groups_of_the_versions_it_replaces_and_stores() {
-        let mut s = PodStore::default();
-        let touched = |s: &mut PodStore| {
-            let mut groups: Vec<String> = s.take_touched_groups().into_iter().collect();
-            groups.sort();
-            groups
-        };
-        s.upsert("ns/a".into(), pod("a", "a", "g"));
-        s.upsert("ns/b".into(), pod("b", "b", ""));
-        assert_eq!(
-            touched(&mut s),
-            ["ns/", "ns/g"],
-            "no group is the group ns/"
-        );
-        assert!(touched(&mut s).is_empty(), "taken");
-        s.upsert("ns/a".into(), pod("a", "a", "h"));
-        assert_eq!(
-            touched(&mut s),
-            ["ns/g", "ns/h"],
-            "left one group, came to another"
-        );
-        s.change("ns/b", |p| p.spec.node_name = "n1".into());
-        assert_eq!(touched(&mut s), ["ns/"]);
-        s.change_where(
-            |p| p.metadata.name == "a",
-            |p| p.spec.node_name = "n2".into(),
-        );
-        assert_eq!(touched(&mut s), ["ns/h"]);
-        s.retain(|p| p.metadata.name != "b");
-        assert_eq!(touched(&mut s), ["ns/"]);
-        s.remove("ns/a");
-        assert_eq!(touched(&mut s), ["ns/h"]);
     }
 }

@@ -356,11 +356,7 @@ impl ClusterState {
         let changed_nodes = std::mem::take(&mut self.changed_nodes);
         let kept = self.refresh_node_tables(&changed_nodes, earlier.as_mut());
         let mut touched = self.pods.take_touched_nodes();
-        let touched_groups = self.pods.take_touched_groups();
         let mut b = SnapshotBuilder::new(default_queue);
-        if let Some(since) = self.last_serial {
-            b.groups_changed_since(since, touched_groups);
-        }
         if let Some(tables) = &self.node_tables {
             b.node_tables(tables.clone());
         }

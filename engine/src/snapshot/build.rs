@@ -19,9 +19,8 @@ use super::namespaces::NamespaceTable;
 use super::node_row::NodeRow;
 use super::pods_by_group::task_order;
 use super::task_columns::{
-    Earlier, Released, Reuse, Source, earlier_reuse, job_sources, pair_jobs, task_columns,
+    Earlier, Released, Reuse, Source, earlier_reuse, job_sources, task_columns,
 };
-use super::task_patch::{NewJobs, patched};
 use super::task_row::TaskRow;
 use super::{
     ChangedNodes, IdLists, JobTable, LabelIndex, NodeTable, NodeTables, NodeUsage, PodsByGroup,
@@ -78,9 +77,6 @@ pub struct SnapshotBuilder<'a> {
     default_queue: String,
     /// `nodes_changed_since`: an earlier snapshot and the names of the nodes changed since.
     changed_since: Option<(u64, Vec<String>)>,
-    /// `groups_changed_since`: an earlier snapshot and the PodGroups (`namespace/name`) whose
-    /// pods came, went or changed since.
-    groups_changed: Option<(u64, Vec<String>)>,
     /// `ids_shuffled`: job and task ids follow an order drawn from this seed.
     id_seed: Option<u64>,
 }
@@ -256,8 +252,7 @@ impl<'a> SnapshotBuilder<'a> {
 
     /// Gives the job and task tables of an earlier snapshot (from the same cache): a job whose
     /// pods are the very same versions as then gets its task rows from them instead of from the
-    /// pods. The tables are reused in place when nothing else holds them any more; with
-    /// `groups_changed_since` the task table is patched in place (`task_patch`).
+    /// pods. The tables are reused in place when nothing else holds them any more.
     pub fn earlier_tasks(&mut self, tables: TaskTables) -> &mut Self {
         *self
             .earlier_tasks
@@ -293,19 +288,6 @@ impl<'a> SnapshotBuilder<'a> {
         names: impl IntoIterator<Item = String>,
     ) -> &mut Self {
         self.changed_since = Some((since, names.into_iter().collect()));
-        self
-    }
-
-    /// Says which PodGroups' pods (by `namespace/name`, the name the pods give) may differ from
-    /// snapshot `since`, which the same cache built: every pod of any other group is the very
-    /// version it was then. With the tables of that snapshot (`earlier_tasks`), the task table
-    /// is then patched in place (`task_patch`) instead of built again.
-    pub fn groups_changed_since(
-        &mut self,
-        since: u64,
-        groups: impl IntoIterator<Item = String>,
-    ) -> &mut Self {
-        self.groups_changed = Some((since, groups.into_iter().collect()));
         self
     }
 
@@ -564,11 +546,6 @@ impl<'a> SnapshotBuilder<'a> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let earlier = match earlier.map(|e| self.patched_tasks(e, nodes, j, &members, &jobless)) {
-            Some(Ok(t)) => return (jobs, t),
-            Some(Err(e)) => Some(e),
-            None => None,
-        };
         let reuse = match &earlier {
             Some(e) => earlier_reuse(e, &j.uid, &members),
             None => vec![Reuse::Nothing; members.len()],
@@ -630,68 +607,6 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         t.sub_job = vec![None; rows];
         (jobs, t)
-    }
-
-    /// The earlier task table patched into this snapshot's (`task_patch`), `jobs`' task lists
-    /// set; `earlier` back when it cannot be: the cache did not say which groups changed since
-    /// its snapshot, or it is held elsewhere too, refers to another node table, or ids are
-    /// shuffled.
-    fn patched_tasks(
-        &self,
-        earlier: TaskTables,
-        nodes: &Arc<NodeTable>,
-        jobs: &mut JobTable,
-        members: &[&[Arc<Pod>]],
-        jobless: &[&Arc<Pod>],
-    ) -> Result<TaskTable, TaskTables> {
-        let Some((since, groups)) = &self.groups_changed else {
-            return Err(earlier);
-        };
-        if *since != earlier.serial || self.id_seed.is_some() || !Arc::ptr_eq(&earlier.nodes, nodes)
-        {
-            return Err(earlier);
-        }
-        let TaskTables {
-            nodes: earlier_nodes,
-            jobs: earlier_jobs,
-            tasks,
-            sub_jobs,
-            serial,
-        } = earlier;
-        let tasks = match Arc::try_unwrap(tasks) {
-            Ok(owned) => owned,
-            Err(shared) => {
-                return Err(TaskTables {
-                    nodes: earlier_nodes,
-                    jobs: earlier_jobs,
-                    tasks: shared,
-                    sub_jobs,
-                    serial,
-                });
-            }
-        };
-        // A job keeps its earlier rows unless its group changed (jobs are in UID order, and a
-        // job's UID is its group's `namespace/name`).
-        let paired = pair_jobs(&earlier_jobs, &jobs.uid);
-        let mut changed = vec![false; jobs.len()];
-        for group in groups {
-            if let Ok(j) = jobs.uid.binary_search_by(|uid| (**uid).cmp(group.as_str())) {
-                changed[j] = true;
-            }
-        }
-        let new_jobs = NewJobs {
-            earlier: &paired,
-            changed: &changed,
-            members,
-            jobless,
-        };
-        let patch = patched(tasks, &earlier_jobs, &new_jobs, nodes);
-        jobs.tasks = patch.job_tasks;
-        let mut released = self.released.lock().unwrap_or_else(|p| p.into_inner());
-        released.push(Box::new(patch.released));
-        released.push(Box::new(earlier_jobs));
-        released.push(Box::new(sub_jobs));
-        Ok(patch.tasks)
     }
 
     fn build_hyper_nodes(&self, snap: &mut Snapshot) {

@@ -30,7 +30,6 @@ mod signature;
 mod storage;
 mod taint_index;
 mod task_columns;
-mod task_patch;
 mod task_row;
 mod tasks;
 mod workload_selectors;
@@ -137,8 +136,6 @@ pub struct TaskTables {
     pub jobs: Arc<JobTable>,
     pub tasks: Arc<TaskTable>,
     pub sub_jobs: Arc<SubJobTable>,
-    /// The snapshot they are of (`Snapshot::serial`).
-    pub serial: u64,
 }
 
 impl Snapshot {
@@ -149,7 +146,6 @@ impl Snapshot {
             jobs: self.jobs.clone(),
             tasks: self.tasks.clone(),
             sub_jobs: self.sub_jobs.clone(),
-            serial: self.serial,
         }
     }
 

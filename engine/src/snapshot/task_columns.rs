@@ -1,8 +1,6 @@
 //! The task table's columns, row by row from where each row comes from: the earlier snapshot's
 //! table for pods that did not change (moved out of it when nothing else holds it), the pods'
-//! own rows for the others. This is the build for when the earlier table cannot be patched in
-//! place (`task_patch`): the cache did not say which groups changed, the table is shared, the
-//! node ids changed, or ids are shuffled.
+//! own rows for the others.
 //!
 //! In a steady cluster nine jobs in ten are unchanged from one cycle to the next, and most of the
 //! others lost or gained one pod, so most rows are moved rather than read from 400k scattered pod
@@ -16,7 +14,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::task_row::TaskRow;
-use super::{JobTable, NodeTable, TaskTable, TaskTables};
+use super::{NodeTable, TaskTable, TaskTables};
 use crate::api::{Lent, Pod};
 use crate::model::NodeId;
 
@@ -169,16 +167,37 @@ pub(super) struct Run {
 /// for each of its changed pods (a job of thousands of pods whose versions all changed).
 const REUSE_WINDOW: usize = 64;
 
-/// For each new job, where its rows come from in the earlier snapshot. The pods are compared,
-/// by address, on the pool: a pod that is the very version the earlier snapshot had has the
-/// same row.
+/// For each new job, where its rows come from in the earlier snapshot. Both job tables are
+/// sorted by UID, so the jobs are paired in one merge; a PodGroup that did not change shares its
+/// UID with the earlier table (its memoised row's), so most pairs compare one pointer, not text.
+/// The pods are then compared, by address, on the pool: a pod that is the very version the
+/// earlier snapshot had has the same row.
 pub(super) fn earlier_reuse(
     earlier: &TaskTables,
     uids: &[Arc<str>],
     members: &[&[Arc<Pod>]],
 ) -> Vec<Reuse> {
     let (jobs, tasks) = (&earlier.jobs, &earlier.tasks);
-    pair_jobs(jobs, uids)
+    let mut at = 0;
+    let pairs: Vec<Option<usize>> = uids
+        .iter()
+        .map(|uid| {
+            while let Some(e) = jobs.uid.get(at) {
+                let order = if Arc::ptr_eq(e, uid) {
+                    Ordering::Equal
+                } else {
+                    (**e).cmp(&**uid)
+                };
+                match order {
+                    Ordering::Less => at += 1,
+                    Ordering::Equal => return Some(at),
+                    Ordering::Greater => return None,
+                }
+            }
+            None
+        })
+        .collect();
+    pairs
         .par_iter()
         .zip(members)
         .map(|(&e, pods)| {
@@ -192,30 +211,6 @@ pub(super) fn earlier_reuse(
                 return Reuse::Nothing;
             };
             reuse(rows, pods, start)
-        })
-        .collect()
-}
-
-/// For each of `uids` (sorted), the earlier job with that UID. Both job tables are sorted by
-/// UID, so the jobs are paired in one merge; a PodGroup that did not change shares its UID with
-/// the earlier table (its memoised row's), so most pairs compare one pointer, not text.
-pub(super) fn pair_jobs(earlier: &JobTable, uids: &[Arc<str>]) -> Vec<Option<usize>> {
-    let mut at = 0;
-    uids.iter()
-        .map(|uid| {
-            while let Some(e) = earlier.uid.get(at) {
-                let order = if Arc::ptr_eq(e, uid) {
-                    Ordering::Equal
-                } else {
-                    (**e).cmp(&**uid)
-                };
-                match order {
-                    Ordering::Less => at += 1,
-                    Ordering::Equal => return Some(at),
-                    Ordering::Greater => return None,
-                }
-            }
-            None
         })
         .collect()
 }
@@ -306,7 +301,6 @@ macro_rules! row_columns {
         )
     };
 }
-pub(super) use row_columns;
 
 /// Fresh rows one task of the pool reads into one piece.
 const FRESH_CHUNK: usize = 4096;
@@ -327,7 +321,6 @@ macro_rules! fresh_value {
         Clone::clone(&$row.1.$field)
     };
 }
-pub(super) use fresh_value;
 
 /// The fresh rows' values, column by column, in pieces of consecutive rows. When the table has
 /// earlier rows, each fresh row is read once, row by row, a piece per task of the pool: the rows
@@ -378,7 +371,7 @@ fn fresh_columns(rows: &[FreshRow], nodes: &NodeTable, all_fresh: bool) -> Vec<T
         .collect()
 }
 
-pub(super) fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &NodeTable) {
+fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &NodeTable) {
     let row = (pod, r);
     macro_rules! push {
         ($($field:ident),*) => {$( t.$field.push(fresh_value!(row, nodes, $field)); )*};
@@ -387,7 +380,7 @@ pub(super) fn push_row(t: &mut TaskTable, pod: &Arc<Pod>, r: &TaskRow, nodes: &N
 }
 
 /// The node `pod` is bound to, when it is in the snapshot.
-pub(super) fn node_of(pod: &Pod, nodes: &NodeTable) -> Option<NodeId> {
+fn node_of(pod: &Pod, nodes: &NodeTable) -> Option<NodeId> {
     let name = &pod.spec.node_name;
     if name.is_empty() {
         None
