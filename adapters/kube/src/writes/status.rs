@@ -7,6 +7,7 @@
 
 use futures::StreamExt;
 use kube::api::{DynamicObject, PostParams};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tephra_cache::ObjectKind;
 use tephra_engine::api::{PodGroupStatus, ResourceList};
@@ -71,10 +72,9 @@ fn without_nulls(v: Value) -> Value {
 /// The PodGroup (`raw`, as the API holds it) to send back with `status`, or `None` when the API
 /// already holds it.
 pub fn pod_group_write(raw: Value, status: &PodGroupStatus) -> Option<Value> {
-    let held: PodGroupStatus = raw
+    let held = raw
         .get("status")
-        .cloned()
-        .and_then(|s| serde_json::from_value(s).ok())
+        .and_then(|s| PodGroupStatus::deserialize(s).ok())
         .unwrap_or_default();
     if &held == status {
         return None;
@@ -87,10 +87,9 @@ pub fn pod_group_write(raw: Value, status: &PodGroupStatus) -> Option<Value> {
 /// The Queue to send back with `status.allocated` (in Volcano's quantity forms), or `None`
 /// when the API already holds the same amounts.
 pub fn queue_write(raw: Value, allocated: &ResourceList) -> Option<Value> {
-    let held: ResourceList = raw
+    let held = raw
         .pointer("/status/allocated")
-        .cloned()
-        .and_then(|s| serde_json::from_value(s).ok())
+        .and_then(|s| ResourceList::deserialize(s).ok())
         .unwrap_or_default();
     let wanted = go_list(allocated);
     if go_list(&held) == wanted {
@@ -107,13 +106,7 @@ pub fn queue_write(raw: Value, allocated: &ResourceList) -> Option<Value> {
 /// The pod to send back with the `PodScheduled=False` condition of `c` (and the nominated
 /// node), or `None` when status, reason and message are already there (Volcano's
 /// `taskUnschedulable`). The transition time changes only when the status does.
-pub fn pod_condition_write(raw: Value, c: &PodConditionUpdate, now: &str) -> Option<Value> {
-    let conditions = raw
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let old = conditions.iter().position(|x| x["type"] == "PodScheduled");
+pub fn pod_condition_write(mut raw: Value, c: &PodConditionUpdate, now: &str) -> Option<Value> {
     let nominated_held = raw
         .pointer("/status/nominatedNodeName")
         .and_then(Value::as_str)
@@ -122,6 +115,12 @@ pub fn pod_condition_write(raw: Value, c: &PodConditionUpdate, now: &str) -> Opt
         .nominated_node
         .as_deref()
         .filter(|n| !n.is_empty() && *n != nominated_held);
+    // Taken out of the object, which is ours: it is sent back with them put in again.
+    let mut conditions = match raw.pointer_mut("/status/conditions") {
+        Some(Value::Array(held)) => std::mem::take(held),
+        _ => Vec::new(),
+    };
+    let old = conditions.iter().position(|x| x["type"] == "PodScheduled");
     let same = old.is_some_and(|i| {
         let o = &conditions[i];
         o["status"] == "False" && o["reason"] == c.reason && o["message"] == *c.message
@@ -137,7 +136,6 @@ pub fn pod_condition_write(raw: Value, c: &PodConditionUpdate, now: &str) -> Opt
     };
     let condition = json!({"type": "PodScheduled", "status": "False", "reason": c.reason,
         "message": &*c.message, "lastTransitionTime": transition});
-    let mut conditions = conditions;
     match old {
         Some(i) => conditions[i] = condition,
         None => conditions.push(condition),
