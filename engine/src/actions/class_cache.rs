@@ -18,8 +18,7 @@
 //! starts, the carried classes of all the pending tasks' signatures are brought up to date at once
 //! on the pool (`ClassCache::revive`).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
@@ -28,6 +27,7 @@ use smallvec::{SmallVec, smallvec};
 
 use super::class_carryover::{Carried, CarriedClass, CarriedClasses, mostly_stale};
 use super::node_search::{allocate_predicate, allocate_predicate_nodes};
+use super::node_tournament::{NodeTournament, key};
 use crate::framework::{FitError, FitErrors, NodeFailures, Session};
 use crate::model::{DimDefault, NodeId, TaskId};
 use crate::snapshot::SignatureId;
@@ -56,59 +56,12 @@ impl Rank {
         }
     }
 
-    /// Node `n`'s place in the class's order, when it is feasible.
-    fn key(&self, n: NodeId) -> Option<Key> {
+    /// Node `n`'s key in the class's order (`node_tournament::key`), when it is feasible.
+    fn key(&self, n: NodeId) -> Option<u128> {
         match *self {
-            Rank::Feasible { group, score } => Some(Key {
-                group,
-                score,
-                node: n.0,
-            }),
+            Rank::Feasible { group, score } => Some(key(group, score, n)),
             Rank::Infeasible(_) | Rank::Deferred(_) => None,
         }
-    }
-}
-
-/// Orders feasible nodes: idle before future, higher score first, then table order.
-#[derive(Debug, Clone, Copy)]
-struct Key {
-    group: u8,
-    score: f64,
-    node: u32,
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.group, Reverse(TotalF64(self.score)), self.node).cmp(&(
-            other.group,
-            Reverse(TotalF64(other.score)),
-            other.node,
-        ))
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct TotalF64(f64);
-impl Eq for TotalF64 {}
-impl PartialOrd for TotalF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for TotalF64 {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
     }
 }
 
@@ -119,7 +72,7 @@ pub(super) struct Class {
     /// A batch scorer refused a node: the class answers no more, its tasks take the plain path.
     refused: bool,
     ranks: Vec<Rank>,
-    order: BTreeSet<Key>,
+    order: NodeTournament,
     seen: usize,
     /// The failures in `ranks`, kept up to date with them (a version is handed to each task
     /// that fits nowhere).
@@ -257,7 +210,12 @@ impl Class {
         let ranked = || (0..).zip(&ranks).map(|(n, r)| (NodeId(n), r));
         Class {
             refused,
-            order: ranked().filter_map(|(n, r)| r.key(n)).collect(),
+            order: NodeTournament::new(
+                ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(n, r)| r.key(NodeId(n as u32))),
+            ),
             failures: ranked()
                 .filter_map(|(n, r)| Some((n, r.failure()?.clone())))
                 .collect(),
@@ -281,13 +239,9 @@ impl Class {
             .ones()
             .map(|n| NodeId(n as u32))
             .partition(|n| statics.as_ref().is_none_or(|s| s.contains(n.idx())));
-        for n in deferred {
-            self.set(n, Rank::Deferred(None));
-        }
         let ranks = ranks(ssn, t, &ranked, ranked.len() >= PARALLEL_RERANK)?;
-        for (&n, r) in ranked.iter().zip(ranks) {
-            self.set(n, r);
-        }
+        let deferred = deferred.into_iter().map(|n| (n, Rank::Deferred(None)));
+        self.set_all(deferred.chain(ranked.into_iter().zip(ranks)));
         self.seen = ssn.state.nodes.changes().len();
         Some(self)
     }
@@ -303,26 +257,29 @@ impl Class {
             self.refused = true;
             return;
         };
-        for (n, r) in pending.into_iter().zip(ranks) {
-            match r {
-                Rank::Infeasible(e) => self.set(n, Rank::Deferred(Some(e))),
-                feasible => self.set(n, feasible),
-            }
-        }
+        self.set_all(pending.into_iter().zip(ranks).map(|(n, r)| match r {
+            Rank::Infeasible(e) => (n, Rank::Deferred(Some(e))),
+            feasible => (n, feasible),
+        }));
     }
 
-    fn set(&mut self, n: NodeId, r: Rank) {
-        match r.failure() {
-            Some(e) => self.failures.insert(n, e.clone()),
-            None => self.failures.remove(n),
-        }
-        if let Some(old) = self.ranks[n.idx()].key(n) {
-            self.order.remove(&old);
-        }
-        if let Some(new) = r.key(n) {
-            self.order.insert(new);
-        }
-        self.ranks[n.idx()] = r;
+    /// Sets the ranks of the nodes given, in order: their failures and ranks one by one, their
+    /// keys in the order at once.
+    fn set_all(&mut self, ranks: impl IntoIterator<Item = (NodeId, Rank)>) {
+        // A placement dirties one node: its key stays inline.
+        let keys: SmallVec<[(NodeId, Option<u128>); 4]> = ranks
+            .into_iter()
+            .map(|(n, r)| {
+                match r.failure() {
+                    Some(e) => self.failures.insert(n, e.clone()),
+                    None => self.failures.remove(n),
+                }
+                let k = r.key(n);
+                self.ranks[n.idx()] = r;
+                (n, k)
+            })
+            .collect();
+        self.order.set_many(&keys);
     }
 }
 
@@ -458,18 +415,15 @@ impl ClassCache {
             let (deferred, ranked): (SmallVec<[NodeId; 8]>, SmallVec<[NodeId; 8]>) = dirty
                 .into_iter()
                 .partition(|n| matches!(class.ranks[n.idx()], Rank::Deferred(_)));
-            for n in deferred {
-                class.set(n, Rank::Deferred(None));
-            }
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let parallel = ranked.len() >= PARALLEL_RERANK;
+            let deferred = deferred.into_iter().map(|n| (n, Rank::Deferred(None)));
             match ranks(ssn, t, &ranked, parallel) {
-                Some(ranks) => {
-                    for (&n, r) in ranked.iter().zip(ranks) {
-                        class.set(n, r);
-                    }
+                Some(ranks) => class.set_all(deferred.chain(ranked.into_iter().zip(ranks))),
+                None => {
+                    class.set_all(deferred);
+                    class.refused = true;
                 }
-                None => class.refused = true,
             }
             class.seen = ssn.state.nodes.changes().len();
         }
@@ -479,8 +433,8 @@ impl ClassCache {
         if class.refused {
             return None;
         }
-        Some(match class.order.first() {
-            Some(k) => Ok(NodeId(k.node)),
+        Some(match class.order.best() {
+            Some(n) => Ok(n),
             None => Err(FitErrors {
                 nodes: class.failures.clone(),
                 ..Default::default()

@@ -11,6 +11,7 @@ mod gang_eviction;
 mod gangpreempt;
 mod gangreclaim;
 mod node_search;
+mod node_tournament;
 mod preempt;
 mod priority_queue;
 mod reclaim;
