@@ -17,13 +17,20 @@ pub fn candidate_order(ssn: &mut Session) -> Vec<TaskId> {
     let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
     let mut jobs: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
     let mut tasks: BTreeMap<JobId, PriorityQueue<TaskId>> = BTreeMap::new();
+    let best_effort = &snap.tasks.best_effort;
     for j in snap.jobs.ids() {
-        if ssn.state.job_is_pending(j) || ssn.job_valid(j).is_some() {
+        // Most jobs have no best-effort task, so the task column is read first; the phase and
+        // validity checks only read the session, so asking them second changes nothing.
+        let job_tasks = &snap.jobs.tasks[j.idx()];
+        if !job_tasks.iter().any(|t| best_effort[t.idx()])
+            || ssn.state.job_is_pending(j)
+            || ssn.job_valid(j).is_some()
+        {
             continue;
         }
         let mut pq = PriorityQueue::new();
-        for &t in &snap.jobs.tasks[j.idx()] {
-            if !snap.tasks.best_effort[t.idx()] {
+        for &t in job_tasks {
+            if !best_effort[t.idx()] {
                 continue;
             }
             match ssn.state.tasks.status[t] {

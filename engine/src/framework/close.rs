@@ -135,10 +135,12 @@ impl Session {
                 .map(|&s| st.job_status_count(j, s))
                 .sum();
             let completed = st.job_status_count(j, Failed) + st.job_status_count(j, Succeeded);
-            scheduled += st.snap.jobs.tasks[j.idx()]
-                .iter()
-                .filter(|&&t| st.tasks.status[t] == Releasing && st.tasks.node[t].is_some())
-                .count() as u32;
+            if st.job_status_count(j, Releasing) > 0 {
+                scheduled += st.snap.jobs.tasks[j.idx()]
+                    .iter()
+                    .filter(|&&t| st.tasks.status[t] == Releasing && st.tasks.node[t].is_some())
+                    .count() as u32;
+            }
             // `min_available` is `minMember` floored at 0, the same test for a count.
             if scheduled as i32 >= st.snap.jobs.min_available[j.idx()] {
                 if scheduled == completed {
@@ -210,7 +212,22 @@ impl Session {
             });
         }
         let mut pod_conditions = Vec::new();
-        for &t in &snap.jobs.tasks[j.idx()] {
+        // Only tasks allocated, pending or pipelined get a condition: the job's counts say
+        // whether it has any (most jobs at close are running and have none).
+        let conditioned = [
+            TaskStatus::Allocated,
+            TaskStatus::Pending,
+            TaskStatus::Pipelined,
+        ];
+        let has_conditioned = conditioned
+            .iter()
+            .any(|&s| self.state.job_status_count(j, s) > 0);
+        let tasks: &[TaskId] = if has_conditioned {
+            &snap.jobs.tasks[j.idx()]
+        } else {
+            &[]
+        };
+        for &t in tasks {
             if snap.tasks.sch_gated[t.idx()] {
                 continue;
             }

@@ -152,17 +152,12 @@ impl Plugin for Drf {
     /// `job_share` at open and on every allocate and deallocate event; the last value is the
     /// one a scrape sees).
     fn on_session_close(&mut self, ssn: &mut SessionState) {
+        // The names are shared strings all over the heap: taking a reference to each is a cache
+        // miss, so they are taken on the pool.
         let jobs = &ssn.snap.jobs;
-        ssn.metrics.job_shares = jobs
-            .ids()
+        ssn.metrics.job_shares = (jobs.namespace.par_iter().zip(&jobs.name))
             .zip(&self.jobs)
-            .map(|(j, job)| {
-                (
-                    jobs.namespace[j.idx()].clone(),
-                    jobs.name[j.idx()].clone(),
-                    job.share,
-                )
-            })
+            .map(|((namespace, name), job)| (namespace.clone(), name.clone(), job.share))
             .collect();
     }
 
