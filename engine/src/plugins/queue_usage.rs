@@ -48,9 +48,12 @@ impl QueueUsage {
     pub fn of_job(ssn: &SessionState, j: JobId) -> QueueUsage {
         let allocated = ssn.jobs.allocated[j].clone();
         let mut request = allocated.clone();
-        for &t in &ssn.snap.jobs.tasks[j.idx()] {
-            if ssn.tasks.status[t] == TaskStatus::Pending {
-                request.add(ssn.resreq(t));
+        // The job's counts say whether it has a pending task: most jobs have none.
+        if ssn.job_status_count(j, TaskStatus::Pending) > 0 {
+            for &t in &ssn.snap.jobs.tasks[j.idx()] {
+                if ssn.tasks.status[t] == TaskStatus::Pending {
+                    request.add(ssn.resreq(t));
+                }
             }
         }
         QueueUsage {

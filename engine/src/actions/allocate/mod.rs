@@ -42,7 +42,8 @@ pub fn execute(ssn: &mut Session) {
     let top = snap.hyper_nodes.top();
     let mut queues: PriorityQueue<QueueId> = PriorityQueue::new();
     let mut jobs: BTreeMap<QueueId, PriorityQueue<JobId>> = BTreeMap::new();
-    let mut sheets: BTreeMap<JobId, Worksheet> = BTreeMap::new();
+    // Each job's worksheet by job id (taken out while the job is being placed).
+    let mut sheets: Vec<Option<Worksheet>> = (0..snap.jobs.len()).map(|_| None).collect();
     for j in snap.jobs.ids() {
         if ssn.state.job_is_pending(j) {
             if enqueue_configured {
@@ -65,14 +66,14 @@ pub fn execute(ssn: &mut Session) {
         jobs.entry(q)
             .or_default()
             .push(j, |l, r| ssn.job_order_less(l, r));
-        sheets.insert(j, ws);
+        sheets[j.idx()] = Some(ws);
     }
     let mut rec = Recorder::default();
     let mut search = NodeSearch {
         error_cache,
         classes: ClassCache::carried_over(ssn),
     };
-    let pending = sheets.values().flat_map(|ws| ws.tasks.values());
+    let pending = sheets.iter().flatten().flat_map(|ws| ws.tasks.values());
     search
         .classes
         .revive(ssn, pending.flat_map(|tasks| tasks.items().iter().copied()));
@@ -86,7 +87,7 @@ pub fn execute(ssn: &mut Session) {
         else {
             continue;
         };
-        let Some(mut ws) = sheets.remove(&job) else {
+        let Some(mut ws) = sheets[job.idx()].take() else {
             continue;
         };
         if ssn.state.job_contains_hard_topology(job) || snap.jobs.has_sub_group_policy[job.idx()] {
@@ -115,7 +116,7 @@ pub fn execute(ssn: &mut Session) {
             }
             ws.tasks.insert(sj, tasks);
         }
-        sheets.insert(job, ws);
+        sheets[job.idx()] = Some(ws);
         queues.push(q, |l, r| ssn.queue_order_less(l, r));
     }
     search.classes.leave(ssn);
