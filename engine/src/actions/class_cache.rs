@@ -417,12 +417,15 @@ impl ClassCache {
                 .partition(|n| matches!(class.ranks[n.idx()], Rank::Deferred(_)));
             // A placement dirties one node: fanning that out costs more than ranking it here.
             let parallel = ranked.len() >= PARALLEL_RERANK;
-            let deferred = deferred.into_iter().map(|n| (n, Rank::Deferred(None)));
             match ranks(ssn, t, &ranked, parallel) {
-                Some(ranks) => class.set_all(deferred.chain(ranked.into_iter().zip(ranks))),
+                Some(ranks) => {
+                    let deferred = deferred.into_iter().map(|n| (n, Rank::Deferred(None)));
+                    class.set_all(deferred.chain(ranked.into_iter().zip(ranks)));
+                }
+                // A refused class answers no more: its ranks are not read again.
                 None => {
-                    class.set_all(deferred);
                     class.refused = true;
+                    return None;
                 }
             }
             class.seen = ssn.state.nodes.changes().len();

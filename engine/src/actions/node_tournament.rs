@@ -56,7 +56,7 @@ impl NodeTournament {
     }
 
     /// Sets node `n`'s key and brings the slots above it up to date.
-    pub fn set(&mut self, n: NodeId, k: Option<u128>) {
+    fn set(&mut self, n: NodeId, k: Option<u128>) {
         let mut i = self.leaves + n.idx();
         self.slots[i] = k.unwrap_or(ABSENT);
         while i > 1 {
