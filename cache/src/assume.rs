@@ -8,7 +8,7 @@ use tephra_engine::api::{
     BOUND_BY_CONTROLLER_ANNOTATION, Pod, PodCondition, SELECTED_NODE_ANNOTATION, Time,
 };
 use tephra_engine::arrival::prepare_pod_group;
-use tephra_engine::framework::{Decisions, VolumeBinds};
+use tephra_engine::framework::{Decisions, PodConditionUpdate, VolumeBinds};
 
 use crate::ClusterState;
 use crate::state::{key, prepare_pods};
@@ -42,6 +42,28 @@ fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &
         Some(i) => conditions[i] = condition,
         None => conditions.push(condition),
     }
+}
+
+/// True when `pod` already holds what `c` would write: a `PodScheduled=False` condition with
+/// its reason, message and a transition time, and its nominated node. The API server then gets no write (Volcano:
+/// pkg/scheduler/cache/cache.go, `taskUnschedulable` asks `podConditionHaveUpdate`), so no new
+/// version of the pod comes back, and the cache makes none either.
+fn condition_held(pod: &Pod, c: &PodConditionUpdate) -> bool {
+    let held = pod
+        .status
+        .conditions
+        .iter()
+        .find(|x| x.type_ == "PodScheduled")
+        .is_some_and(|x| {
+            x.status == "False"
+                && x.reason == c.reason
+                && x.message == *c.message
+                && x.last_transition_time.is_some()
+        });
+    held && c
+        .nominated_node
+        .as_ref()
+        .is_none_or(|n| *n == pod.status.nominated_node_name)
 }
 
 impl ClusterState {
@@ -107,7 +129,11 @@ impl ClusterState {
             }));
         }
         for c in &decisions.pod_conditions {
-            changed.extend(self.pods.change(&key(&c.namespace, &c.name), |pod| {
+            let k = key(&c.namespace, &c.name);
+            if self.pods.get(&k).is_some_and(|pod| condition_held(pod, c)) {
+                continue;
+            }
+            changed.extend(self.pods.change(&k, |pod| {
                 set_scheduled_condition(pod, "False", c.reason, &c.message, now);
                 if let Some(node) = &c.nominated_node {
                     pod.status.nominated_node_name = node.clone();
@@ -457,6 +483,19 @@ mod tests {
         let p = s.pod("ns", "p").unwrap();
         assert_eq!(p.status.conditions.len(), 1);
         assert_eq!(p.status.conditions[0].message, "second");
+        let held = s.pods.get("ns/p").unwrap().clone();
+        s.assume(
+            &Decisions {
+                pod_conditions: vec![cond("second", None), cond("second", Some("n2"))],
+                ..Default::default()
+            },
+            Time(NOW.0 + 9),
+        );
+        assert!(
+            Arc::ptr_eq(s.pods.get("ns/p").unwrap(), &held),
+            "a condition the pod already holds makes no new version"
+        );
+        let p = s.pod("ns", "p").unwrap();
         assert_eq!(
             p.status.conditions[0].last_transition_time,
             Some(NOW),
