@@ -45,9 +45,10 @@ fn set_scheduled_condition(pod: &mut Pod, status: &str, reason: &str, message: &
 }
 
 /// True when `pod` already holds what `c` would write: a `PodScheduled=False` condition with
-/// its reason, message and a transition time, and its nominated node. The API server then gets no write (Volcano:
-/// pkg/scheduler/cache/cache.go, `taskUnschedulable` asks `podConditionHaveUpdate`), so no new
-/// version of the pod comes back, and the cache makes none either.
+/// its reason, message and a transition time, and its nominated node. The API server then gets
+/// no write (Volcano: pkg/scheduler/cache/cache.go, `taskUnschedulable` asks
+/// `podConditionHaveUpdate`), so no new version of the pod comes back, and the cache makes none
+/// either.
 fn condition_held(pod: &Pod, c: &PodConditionUpdate) -> bool {
     let held = pod
         .status

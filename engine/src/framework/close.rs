@@ -24,6 +24,13 @@ use crate::snapshot::PodGroupCounts;
 /// Jobs whose allocated tasks one task of the pool sums per queue for the queues' status.
 const QUEUE_SUM_JOBS: usize = 2048;
 
+/// The statuses whose tasks close gives a `PodScheduled` condition.
+const CONDITIONED: [TaskStatus; 3] = [
+    TaskStatus::Allocated,
+    TaskStatus::Pending,
+    TaskStatus::Pipelined,
+];
+
 /// What closing one job adds to the decisions.
 struct JobClose {
     event: Option<Event>,
@@ -212,14 +219,9 @@ impl Session {
             });
         }
         let mut pod_conditions = Vec::new();
-        // Only tasks allocated, pending or pipelined get a condition: the job's counts say
-        // whether it has any (most jobs at close are running and have none).
-        let conditioned = [
-            TaskStatus::Allocated,
-            TaskStatus::Pending,
-            TaskStatus::Pipelined,
-        ];
-        let has_conditioned = conditioned
+        // The job's counts say whether it has a task to condition (most jobs at close are
+        // running and have none).
+        let has_conditioned = CONDITIONED
             .iter()
             .any(|&s| self.state.job_status_count(j, s) > 0);
         let tasks: &[TaskId] = if has_conditioned {
@@ -233,10 +235,7 @@ impl Session {
             }
             let tx = self.state.tasks.last_tx[t];
             let status = tx.map(|x| x.status).unwrap_or(self.state.tasks.status[t]);
-            if !matches!(
-                self.state.tasks.status[t],
-                TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined
-            ) {
+            if !CONDITIONED.contains(&self.state.tasks.status[t]) {
                 continue;
             }
             let node = tx

@@ -155,7 +155,10 @@ impl Plugin for Drf {
         // The names are shared strings all over the heap: taking a reference to each is a cache
         // miss, so they are taken on the pool.
         let jobs = &ssn.snap.jobs;
-        ssn.metrics.job_shares = (jobs.namespace.par_iter().zip(&jobs.name))
+        ssn.metrics.job_shares = jobs
+            .namespace
+            .par_iter()
+            .zip(&jobs.name)
             .zip(&self.jobs)
             .map(|((namespace, name), job)| (namespace.clone(), name.clone(), job.share))
             .collect();
