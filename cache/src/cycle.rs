@@ -212,11 +212,12 @@ impl CycleDriver {
     /// Checking mode: every cycle is run again from scratch (`ClusterState::from_scratch`, an
     /// empty carryover, the class caches off, a copy of the timers as they were, job and task ids
     /// in an order drawn from the cycle's time) and its decisions must equal the cycle's, or the
-    /// cycle fails with `CycleError::CheckFailed`. So whatever a cycle carries or patches from
-    /// the one before (the cache's kept tables and memos, the carried node sums and classes,
-    /// the patched close) is checked against the value computed from nothing, and no decision
-    /// may hang on how ids were assigned. Costs a second, slow cycle: for tests and
-    /// debugging.
+    /// cycle fails with `CycleError::CheckFailed`; each job's task sums the snapshot carried over
+    /// from the one before must also be what its tasks add up to. So whatever a cycle carries or
+    /// patches from the one before (the cache's kept tables and memos, the carried node and job
+    /// sums and classes, the patched close) is checked against the value computed from nothing,
+    /// and no decision may hang on how ids were assigned. Costs a second, slow cycle: for tests
+    /// and debugging.
     pub fn checking(mut self, on: bool) -> Self {
         self.checking = on;
         self
@@ -302,6 +303,13 @@ impl CycleDriver {
         };
         let cycle = self.session(state, registry, options, observer)?;
         if let Some((mut fresh, timers)) = reference {
+            let snap = &cycle.snapshot;
+            if let Some(stale) = snap.jobs.stale_task_sums(&snap.tasks) {
+                return Err(CycleError::CheckFailed(format!(
+                    "the snapshot at {} carried stale sums: {stale}",
+                    now.0
+                )));
+            }
             let options = SessionOptions {
                 now,
                 uid,

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::{Column, FitErrors, JobConditions, StatusCounts};
-use crate::model::{HyperNodeId, JobId, Resource, SubJobId, TaskId, TaskStatus};
-use crate::snapshot::{NetworkTopology, Snapshot, TaskTable};
+use crate::model::{HyperNodeId, JobId, Resource, SubJobId, TaskId};
+use crate::snapshot::{JobTaskSums, NetworkTopology, Snapshot};
 
 /// What a session knows of each job beyond the snapshot. Read by anyone; written by the
 /// framework only (`SessionState`), which keeps the counters and sums in step with the
@@ -52,47 +52,19 @@ pub struct SubJobColumns {
     pub topology: Column<SubJobId, Option<NetworkTopology>>,
 }
 
-/// Tasks of `ts` per status, and the pending best-effort ones.
-fn count(tasks: &TaskTable, ts: &[TaskId]) -> (StatusCounts, u32) {
-    let mut c: StatusCounts = [0; 10];
-    let mut best_effort_pending = 0;
-    for t in ts {
-        let status = tasks.status[t.idx()];
-        c[status.index()] += 1;
-        if status == TaskStatus::Pending && tasks.best_effort[t.idx()] {
-            best_effort_pending += 1;
-        }
-    }
-    (c, best_effort_pending)
-}
-
 impl JobColumns {
-    /// The columns of a session opening on `snap`: each job's sums over its own tasks, in
-    /// parallel (in task order within each, as the sequential sums would add them).
+    /// The columns of a session opening on `snap`: each job's sums over its own tasks, as the
+    /// snapshot has them (`JobTaskSums`).
     pub(super) fn open(snap: &Snapshot) -> Self {
-        let tasks = &snap.tasks;
         let jobs = snap.jobs.len();
-        let (counts, best_effort_pending): (Vec<_>, Vec<_>) = snap
-            .jobs
-            .tasks
+        let sums = &snap.jobs.task_sums;
+        let (counts, best_effort_pending): (Vec<_>, Vec<_>) = sums
             .par_iter()
-            .map(|ts| count(tasks, ts))
+            .map(|s| (s.counts, s.best_effort_pending))
             .unzip();
-        let (total_request, allocated): (Vec<_>, Vec<_>) = snap
-            .jobs
-            .tasks
+        let (total_request, allocated): (Vec<_>, Vec<_>) = sums
             .par_iter()
-            .map(|ts| {
-                let (mut total, mut allocated) = (Resource::empty(), Resource::empty());
-                for t in ts {
-                    let r = &tasks.resreq[t.idx()];
-                    total.add(r);
-                    if tasks.status[t.idx()].is_allocated() {
-                        allocated.add(r);
-                    }
-                }
-                (total, allocated)
-            })
+            .map(|s| (s.total_request.clone(), s.allocated.clone()))
             .unzip();
         JobColumns {
             counts: Column::from(counts),
@@ -114,11 +86,22 @@ impl SubJobColumns {
     pub(super) fn open(snap: &Snapshot) -> Self {
         let tasks = &snap.tasks;
         let sub_jobs = snap.sub_jobs.len();
+        // A sub-job with every task of its job (a job's default one, nearly always) has the
+        // job's counts.
         let (counts, best_effort_pending): (Vec<_>, Vec<_>) = snap
             .sub_jobs
             .tasks
             .par_iter()
-            .map(|ts| count(tasks, ts))
+            .zip(&snap.sub_jobs.job)
+            .map(|(ts, j)| {
+                if ts.len() == snap.jobs.tasks[j.idx()].len() {
+                    let job = &snap.jobs.task_sums[j.idx()];
+                    (job.counts, job.best_effort_pending)
+                } else {
+                    let own = JobTaskSums::of(tasks, ts);
+                    (own.counts, own.best_effort_pending)
+                }
+            })
             .unzip();
         SubJobColumns {
             counts: Column::from(counts),

@@ -30,6 +30,7 @@ mod timers;
 mod topology;
 mod vote;
 
+pub use crate::model::StatusCounts;
 pub use carryover::{Carryover, ClosedSession};
 pub use close::to_resource_list;
 pub use column::Column;
@@ -55,7 +56,7 @@ pub use session_metrics::{
     EvictingAction, GangFigures, JobAssumed, PluginTiming, QueueFigures, SearchStage,
     SearchTimings, SessionMetrics,
 };
-pub use state::{LastTransaction, NodeTasks, SessionState, StatusCounts};
+pub use state::{LastTransaction, NodeTasks, SessionState};
 pub use statement::{Op, Statement, allocate_and_dispatch};
 pub use task_columns::TaskColumns;
 pub use timers::Timers;

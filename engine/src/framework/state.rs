@@ -35,9 +35,6 @@ pub struct LastTransaction {
     pub eviction_occurred: bool,
 }
 
-/// Per-status task counters.
-pub type StatusCounts = [u32; 10];
-
 /// The tasks accounted on one node, inline up to a node's usual load: a heap vector per node
 /// was half of a steady `large` session open's allocations (50k nodes, every cycle).
 pub type NodeTasks = SmallVec<[TaskId; 12]>;

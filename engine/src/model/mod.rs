@@ -13,4 +13,4 @@ pub use duration::{DurationError, parse_go_duration};
 pub use ids::{HyperNodeId, JobId, NodeId, QueueId, RowId, SubJobId, TaskId};
 pub use quantity::{Quantity, QuantityError};
 pub use resource::{DimDefault, EPSILON, Resource, ResourceName, is_scalar_resource_name, share};
-pub use status::TaskStatus;
+pub use status::{StatusCounts, TaskStatus};

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+/// Tasks per status, indexed by `TaskStatus::index`.
+pub type StatusCounts = [u32; 10];
+
 /// A task's scheduling status.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u16)]

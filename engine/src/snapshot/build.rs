@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::hyper_nodes::CLUSTER_TOP;
 use super::job_columns::{JobSource, job_columns, sort_by_uid};
 use super::job_row::JobRow;
+use super::job_task_sums::job_task_sums;
 use super::jobs::{NetworkTopology, TopologyMode};
 use super::namespaces::NamespaceTable;
 use super::node_row::NodeRow;
@@ -564,6 +565,15 @@ impl<'a> SnapshotBuilder<'a> {
             let pods: Vec<&Arc<Pod>> = members.iter().copied().flatten().chain(jobless).collect();
             pods.par_iter().map(|&p| fresh(p)).collect()
         };
+        // A job whose rows are an earlier job's, whole, has that job's task sums.
+        let carried: Vec<Option<usize>> = reuse
+            .iter()
+            .map(|r| match *r {
+                Reuse::Whole { job, .. } => Some(job),
+                Reuse::Nothing | Reuse::Runs(_) => None,
+            })
+            .collect();
+        let earlier_jobs = earlier.as_ref().map(|e| Arc::clone(&e.jobs));
         let released = &self.released;
         // The earlier task table is moved from when nothing else holds it, else copied from.
         let shared_tasks;
@@ -606,6 +616,7 @@ impl<'a> SnapshotBuilder<'a> {
             .chain(rayon::iter::repeat_n(None, rows - in_jobs))
             .collect();
         t.sub_job = vec![None; rows];
+        jobs.task_sums = job_task_sums(&jobs, &t, &carried, earlier_jobs.as_deref());
         (jobs, t)
     }
 

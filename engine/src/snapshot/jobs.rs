@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::IdLists;
+use super::{IdLists, JobTaskSums};
 use crate::api::{PodGroup, PodGroupStatus, Time};
 use crate::model::{JobId, QueueId, Resource, SubJobId, TaskId};
 
@@ -49,6 +49,8 @@ pub struct JobTable {
     pub status_counts: Vec<PodGroupCounts>,
     /// Tasks of the job, in table order.
     pub tasks: IdLists<TaskId>,
+    /// What the job's tasks add up to (`job_task_sums`).
+    pub task_sums: Vec<JobTaskSums>,
     pub network_topology: Vec<Option<NetworkTopology>>,
     /// True when the PodGroup has a `subGroupPolicy`.
     pub has_sub_group_policy: Vec<bool>,

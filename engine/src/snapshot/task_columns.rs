@@ -147,8 +147,9 @@ enum EarlierColumn<'e, T> {
 pub(super) enum Reuse {
     /// Nowhere: a new job, or none of its pods is a version the earlier snapshot had.
     Nothing,
-    /// All of them, from this earlier row on: the very same pod versions in the same order.
-    Whole(usize),
+    /// All of them: the very same pod versions in the same order as earlier job `job`'s, whose
+    /// rows begin at earlier row `row`.
+    Whole { job: usize, row: usize },
     /// Some: runs of pods that are the very same versions as consecutive earlier rows (a job
     /// one of whose pods finished or was bound); the others are fresh.
     Runs(SmallVec<[Run; 2]>),
@@ -210,15 +211,15 @@ pub(super) fn earlier_reuse(
             let Some(rows) = tasks.pod.get(start..start + jobs.tasks[e].len()) else {
                 return Reuse::Nothing;
             };
-            reuse(rows, pods, start)
+            reuse(rows, pods, e, start)
         })
         .collect()
 }
 
-/// Which of `pods` are the earlier `rows` (which begin at row `start`), in order.
-fn reuse(rows: &[Arc<Pod>], pods: &[Arc<Pod>], start: usize) -> Reuse {
+/// Which of `pods` are the earlier `rows` of job `job` (which begin at row `start`), in order.
+fn reuse(rows: &[Arc<Pod>], pods: &[Arc<Pod>], job: usize, start: usize) -> Reuse {
     if rows.len() == pods.len() && rows.iter().zip(pods).all(|(a, b)| Arc::ptr_eq(a, b)) {
-        return Reuse::Whole(start);
+        return Reuse::Whole { job, row: start };
     }
     let mut runs: SmallVec<[Run; 2]> = SmallVec::new();
     let mut from = 0;
@@ -253,7 +254,7 @@ pub(super) fn job_sources<'p>(
     let fresh = |p| Source::Fresh(p, TaskRow::lent(p));
     let runs: SmallVec<[Run; 2]> = match reuse {
         Reuse::Nothing => SmallVec::new(),
-        &Reuse::Whole(row) => smallvec::smallvec![Run {
+        &Reuse::Whole { row, .. } => smallvec::smallvec![Run {
             pod: 0,
             row,
             len: pods.len(),
@@ -596,14 +597,17 @@ mod tests {
     #[test]
     fn a_job_with_the_very_same_pod_versions_takes_all_its_earlier_rows() {
         let earlier = pods(3);
-        assert_eq!(reuse(&earlier, &earlier.clone(), 10), Reuse::Whole(10));
+        assert_eq!(
+            reuse(&earlier, &earlier.clone(), 3, 10),
+            Reuse::Whole { job: 3, row: 10 }
+        );
     }
 
     #[test]
     fn a_job_that_lost_a_pod_takes_the_rows_of_the_others_in_two_runs() {
         let earlier = pods(5);
         let now = [&earlier[..2], &earlier[3..]].concat();
-        let Reuse::Runs(runs) = reuse(&earlier, &now, 100) else {
+        let Reuse::Runs(runs) = reuse(&earlier, &now, 0, 100) else {
             panic!("expected runs");
         };
         let expected = [run(0, 100, 2), run(2, 103, 2)];
@@ -615,7 +619,7 @@ mod tests {
         let earlier = pods(4);
         let mut now = earlier.clone();
         now[1] = Arc::new(Pod::default());
-        let Reuse::Runs(runs) = reuse(&earlier, &now, 0) else {
+        let Reuse::Runs(runs) = reuse(&earlier, &now, 0, 0) else {
             panic!("expected runs");
         };
         let expected = [run(0, 0, 1), run(2, 2, 2)];
@@ -828,18 +832,18 @@ mod tests {
 
     #[test]
     fn a_job_whose_pods_all_changed_reuses_nothing() {
-        assert_eq!(reuse(&pods(3), &pods(3), 0), Reuse::Nothing);
+        assert_eq!(reuse(&pods(3), &pods(3), 0, 0), Reuse::Nothing);
     }
 
     #[test]
     fn an_earlier_row_further_than_the_window_past_the_last_taken_is_not_looked_for() {
         let earlier = pods(REUSE_WINDOW + 2);
         let now = vec![earlier[REUSE_WINDOW + 1].clone()];
-        assert_eq!(reuse(&earlier, &now, 0), Reuse::Nothing);
+        assert_eq!(reuse(&earlier, &now, 0, 0), Reuse::Nothing);
         let near = vec![earlier[REUSE_WINDOW - 1].clone()];
         let expected = run(0, REUSE_WINDOW - 1, 1);
         assert_eq!(
-            reuse(&earlier, &near, 0),
+            reuse(&earlier, &near, 0, 0),
             Reuse::Runs(smallvec::smallvec![expected])
         );
     }
