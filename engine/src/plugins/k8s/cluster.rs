@@ -218,24 +218,46 @@ impl ClusterView {
             (true, Some(since)) => carryover
                 .take::<OpenNodeSums>()
                 .filter(|e| e.serial == since.since && e.per_node.len() == pods.len())
-                .map(|e| {
-                    let mut changed = FixedBitSet::with_capacity(pods.len());
-                    since.nodes.iter().for_each(|n| changed.insert(n.idx()));
-                    (e.per_node, changed)
-                }),
+                .map(|e| (e.per_node, &since.nodes)),
             _ => None,
         };
-        let per_node: Vec<NodeSums> = pods
-            .par_iter()
-            .enumerate()
-            .map_init(
-                RequestsBySignature::default,
-                |by_signature, (n, ts)| match &earlier {
-                    Some((sums, changed)) if !changed.contains(n) => sums[n].clone(),
-                    _ => NodeSums::of(&infos, ts, by_signature),
-                },
-            )
-            .collect();
+        let pod_infos: &PodInfos = &infos;
+        let sum = |by_signature: &mut _, n: usize| NodeSums::of(pod_infos, &pods[n], by_signature);
+        let per_node: Vec<NodeSums> =
+            match earlier.map(|(sums, changed)| (Arc::try_unwrap(sums), changed)) {
+                // Nothing else holds the earlier sums (the session before is gone): only the
+                // changed nodes are summed again, in place.
+                Some((Ok(mut sums), changed)) => {
+                    let fresh: Vec<(NodeId, NodeSums)> = changed
+                        .par_iter()
+                        .map_init(RequestsBySignature::default, |by_signature, &n| {
+                            (n, sum(by_signature, n.idx()))
+                        })
+                        .collect();
+                    for (n, node_sums) in fresh {
+                        sums[n.idx()] = node_sums;
+                    }
+                    sums
+                }
+                Some((Err(sums), changed)) => {
+                    let mut is_changed = FixedBitSet::with_capacity(pods.len());
+                    changed.iter().for_each(|n| is_changed.insert(n.idx()));
+                    (0..pods.len())
+                        .into_par_iter()
+                        .map_init(RequestsBySignature::default, |by_signature, n| {
+                            if is_changed.contains(n) {
+                                sum(by_signature, n)
+                            } else {
+                                sums[n].clone()
+                            }
+                        })
+                        .collect()
+                }
+                None => (0..pods.len())
+                    .into_par_iter()
+                    .map_init(RequestsBySignature::default, sum)
+                    .collect(),
+            };
         let nodes_where = |f: fn(&NodeSums) -> bool| -> Vec<NodeId> {
             (0..per_node.len())
                 .filter(|&n| f(&per_node[n]))
@@ -578,5 +600,16 @@ mod tests {
         let third = third.nodes_changed_since(serial, &["n1", "n2"]);
         let third = third.open_with(options()).unwrap();
         assert_eq!((requested(&third, "n1"), requested(&third, "n2")), (500, 0));
+        // With the session before gone, its sums are this one's, changed nodes summed in place.
+        let serial = third.state.snap.serial;
+        drop(third);
+        let fourth = Harness::new(&conf).manifests(&objects("n2"));
+        let fourth = fourth.nodes_changed_since(serial, &["n2"]);
+        let fourth = fourth.open_with(options()).unwrap();
+        assert_eq!(
+            (requested(&fourth, "n1"), requested(&fourth, "n2")),
+            (500, 250),
+            "n1 not listed: taken over; n2 listed: summed again"
+        );
     }
 }
