@@ -61,9 +61,12 @@ pub(super) fn job_task_sums(
 ) -> Vec<JobTaskSums> {
     (0..jobs.len())
         .into_par_iter()
-        .map(|j| match (carried.get(j).copied().flatten(), earlier) {
-            (Some(e), Some(earlier)) => earlier.task_sums[e].clone(),
-            _ => JobTaskSums::of(tasks, &jobs.tasks[j]),
+        .map(|j| {
+            let lent = carried.get(j).copied().flatten();
+            match lent.and_then(|e| earlier?.task_sums.get(e)) {
+                Some(sums) => sums.clone(),
+                None => JobTaskSums::of(tasks, &jobs.tasks[j]),
+            }
         })
         .collect()
 }
