@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use fixedbitset::FixedBitSet;
 use foldhash::fast::FixedState;
 use rayon::prelude::*;
 
@@ -223,41 +222,27 @@ impl ClusterView {
         };
         let pod_infos: &PodInfos = &infos;
         let sum = |by_signature: &mut _, n: usize| NodeSums::of(pod_infos, &pods[n], by_signature);
-        let per_node: Vec<NodeSums> =
-            match earlier.map(|(sums, changed)| (Arc::try_unwrap(sums), changed)) {
-                // Nothing else holds the earlier sums (the session before is gone): only the
-                // changed nodes are summed again, in place.
-                Some((Ok(mut sums), changed)) => {
-                    let fresh: Vec<(NodeId, NodeSums)> = changed
-                        .par_iter()
-                        .map_init(RequestsBySignature::default, |by_signature, &n| {
-                            (n, sum(by_signature, n.idx()))
-                        })
-                        .collect();
-                    for (n, node_sums) in fresh {
-                        sums[n.idx()] = node_sums;
-                    }
-                    sums
+        let per_node: Vec<NodeSums> = match earlier {
+            // The earlier sums, this session's own once the session before is gone (a copy while
+            // it is not): only the changed nodes are summed again, in place.
+            Some((sums, changed)) => {
+                let mut sums = Arc::unwrap_or_clone(sums);
+                let fresh: Vec<(NodeId, NodeSums)> = changed
+                    .par_iter()
+                    .map_init(RequestsBySignature::default, |by_signature, &n| {
+                        (n, sum(by_signature, n.idx()))
+                    })
+                    .collect();
+                for (n, node_sums) in fresh {
+                    sums[n.idx()] = node_sums;
                 }
-                Some((Err(sums), changed)) => {
-                    let mut is_changed = FixedBitSet::with_capacity(pods.len());
-                    changed.iter().for_each(|n| is_changed.insert(n.idx()));
-                    (0..pods.len())
-                        .into_par_iter()
-                        .map_init(RequestsBySignature::default, |by_signature, n| {
-                            if is_changed.contains(n) {
-                                sum(by_signature, n)
-                            } else {
-                                sums[n].clone()
-                            }
-                        })
-                        .collect()
-                }
-                None => (0..pods.len())
-                    .into_par_iter()
-                    .map_init(RequestsBySignature::default, sum)
-                    .collect(),
-            };
+                sums
+            }
+            None => (0..pods.len())
+                .into_par_iter()
+                .map_init(RequestsBySignature::default, sum)
+                .collect(),
+        };
         let nodes_where = |f: fn(&NodeSums) -> bool| -> Vec<NodeId> {
             (0..per_node.len())
                 .filter(|&n| f(&per_node[n]))
