@@ -242,6 +242,14 @@ impl SessionState {
         self.sub_jobs.allocated_hyper_node.set(sj, h);
     }
 
+    /// The tasks whose status this session changed (some may have changed back), in id order.
+    pub(super) fn tasks_with_status_changed(&self) -> Vec<TaskId> {
+        let mut changed = self.tasks.status_changes.clone();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
     /// Changes a task's status and keeps job / sub-job counters and job allocation in step.
     pub(super) fn set_task_status(&mut self, t: TaskId, status: TaskStatus) {
         let old = self.tasks.status[t];
@@ -249,6 +257,7 @@ impl SessionState {
             return;
         }
         self.tasks.status.set(t, status);
+        self.tasks.status_changes.push(t);
         let best_effort = self.snap.tasks.best_effort[t.idx()];
         let count_pending = |pending: &mut u32| {
             if old == TaskStatus::Pending {

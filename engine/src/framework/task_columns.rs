@@ -21,6 +21,10 @@ pub struct TaskColumns {
     /// The pod's `nominatedNodeName` was dropped this session (a stale nomination, Volcano:
     /// pkg/scheduler/actions/allocate/allocate.go, the nominated hyper-node path).
     pub nomination_cleared: Column<TaskId, bool>,
+    /// The tasks whose status this session changed, once per change: close reads these, not
+    /// every row, for what only a session can have set (a pod's own status is never
+    /// `Pipelined`) and for the jobs whose sums moved.
+    pub(super) status_changes: Vec<TaskId>,
 }
 
 impl TaskColumns {
@@ -36,6 +40,7 @@ impl TaskColumns {
             last_tx: Column::filled(rows, None),
             allocated_hyper_node: Column::filled(rows, None),
             nomination_cleared: Column::filled(rows, false),
+            status_changes: Vec::new(),
         }
     }
 }
