@@ -26,6 +26,7 @@ mod session_metrics;
 mod state;
 mod statement;
 mod task_columns;
+mod tasks_on_nodes;
 mod timers;
 mod topology;
 mod vote;

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeAccounting};
+use super::tasks_on_nodes::tasks_on_nodes;
 use super::{
     Column, Event, FitErrors, JobColumns, JobConditions, NodeColumns, NumaBooking, SearchStage,
     SearchTimings, SessionMetrics, SessionOptions, SubJobColumns, TaskColumns, VolumeBinds,
@@ -103,21 +104,15 @@ impl SessionState {
     /// (400k sequential adds were a third of a large session's open). Only the nodes in `to_sum`
     /// are summed when it is given: the others' columns were taken over from the last session.
     fn account_snapshot_tasks(&mut self, to_sum: Option<&FixedBitSet>) {
-        let placed = || {
-            let tasks = self.tasks.node.iter().zip(&self.tasks.status).enumerate();
-            tasks.filter_map(|(t, (node, status))| match node {
-                Some(n) if !status.is_completed() => Some((*n, TaskId(t as u32))),
-                _ => None,
-            })
-        };
-        // Counted first, so each node's list is allocated once at its size rather than grown.
-        let mut counts = vec![0u32; self.nodes.idle.len()];
-        placed().for_each(|(n, _)| counts[n.idx()] += 1);
-        let mut on_node: Vec<NodeTasks> = counts
-            .iter()
-            .map(|&c| NodeTasks::with_capacity(c as usize))
+        let (node, status) = (self.tasks.node.as_slice(), self.tasks.status.as_slice());
+        let mut on_node = tasks_on_nodes(node, status, self.nodes.idle.len());
+        // The status each listed task is accounted under: its own (a refused one is taken off
+        // again below).
+        let mut node_status: Vec<Option<TaskStatus>> = node
+            .par_iter()
+            .zip(status)
+            .map(|(n, &s)| (n.is_some() && !s.is_completed()).then_some(s))
             .collect();
-        placed().for_each(|(n, t)| on_node[n.idx()].push(t));
         let (status, resreq) = (&self.tasks.status, &self.snap.tasks.resreq);
         // Only Binding can be refused, and snapshot tasks are never Binding; a refused one is
         // taken off its node, as the sequential adds did.
@@ -151,12 +146,9 @@ impl SessionState {
             .collect();
         for t in refused {
             self.tasks.node.set(t, None);
+            node_status[t.idx()] = None;
         }
-        for tasks in &on_node {
-            for &t in tasks {
-                self.tasks.node_status.set(t, Some(self.tasks.status[t]));
-            }
-        }
+        self.tasks.node_status = Column::from(node_status);
         self.nodes.tasks = Column::from(on_node);
     }
 

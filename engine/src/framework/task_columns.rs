@@ -12,7 +12,8 @@ use crate::snapshot::TaskTable;
 pub struct TaskColumns {
     pub status: Column<TaskId, TaskStatus>,
     pub node: Column<TaskId, Option<NodeId>>,
-    /// The status under which the task is accounted on its node (`NodeInfo.Tasks` clone).
+    /// The status under which the task is accounted on its node (`NodeInfo.Tasks` clone); set
+    /// when the snapshot's tasks are listed on their nodes (`SessionState::new`).
     pub(super) node_status: Column<TaskId, Option<TaskStatus>>,
     pub eviction_occurred: Column<TaskId, bool>,
     pub last_tx: Column<TaskId, Option<LastTransaction>>,
@@ -29,13 +30,13 @@ pub struct TaskColumns {
 
 impl TaskColumns {
     /// The columns of a session opening on `tasks`: statuses and nodes as the snapshot has
-    /// them, nothing accounted yet.
+    /// them, nothing accounted yet (no node statuses: `SessionState::new` sets them).
     pub(super) fn open(tasks: &TaskTable) -> Self {
         let rows = tasks.len();
         TaskColumns {
             status: Column::from(tasks.status.clone()),
             node: Column::from(tasks.node.clone()),
-            node_status: Column::filled(rows, None),
+            node_status: Column::from(Vec::new()),
             eviction_occurred: Column::filled(rows, false),
             last_tx: Column::filled(rows, None),
             allocated_hyper_node: Column::filled(rows, None),
