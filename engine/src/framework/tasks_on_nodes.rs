@@ -26,13 +26,11 @@ pub(super) fn tasks_on_nodes(
     nodes: usize,
 ) -> Vec<NodeTasks> {
     let run = node.len().div_ceil(rayon::current_num_threads()).max(1);
-    let runs: Vec<RunLists> = (0..node.len())
-        .step_by(run)
-        .collect::<Vec<_>>()
+    let runs: Vec<RunLists> = (0..node.len().div_ceil(run))
         .into_par_iter()
-        .map(|start| {
-            let end = (start + run).min(node.len());
-            run_lists(start..end, node, status, nodes)
+        .map(|i| {
+            let rows = i * run..((i + 1) * run).min(node.len());
+            run_lists(rows, node, status, nodes)
         })
         .collect();
     (0..nodes)
