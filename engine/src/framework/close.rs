@@ -74,7 +74,7 @@ impl Session {
             });
         }
         // Only a session pipelines a task: the tasks it changed hold every pipelined one.
-        let changed = self.state.tasks_with_status_changed();
+        let changed = self.state.take_tasks_with_status_changed();
         let (status, node) = (&self.state.tasks.status, &self.state.tasks.node);
         d.pipelined = changed
             .iter()

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::node_accounts::{NodeAccount, NodeAccounting};
-use super::tasks_on_nodes::tasks_on_nodes;
+use super::tasks_on_nodes::{accounted_node, tasks_on_nodes};
 use super::{
     Column, Event, FitErrors, JobColumns, JobConditions, NodeColumns, NumaBooking, SearchStage,
     SearchTimings, SessionMetrics, SessionOptions, SubJobColumns, TaskColumns, VolumeBinds,
@@ -111,7 +111,7 @@ impl SessionState {
         let mut node_status: Vec<Option<TaskStatus>> = node
             .par_iter()
             .zip(status)
-            .map(|(n, &s)| (n.is_some() && !s.is_completed()).then_some(s))
+            .map(|(&n, &s)| accounted_node(n, s).map(|_| s))
             .collect();
         let (status, resreq) = (&self.tasks.status, &self.snap.tasks.resreq);
         // Only Binding can be refused, and snapshot tasks are never Binding; a refused one is
@@ -234,9 +234,10 @@ impl SessionState {
         self.sub_jobs.allocated_hyper_node.set(sj, h);
     }
 
-    /// The tasks whose status this session changed (some may have changed back), in id order.
-    pub(super) fn tasks_with_status_changed(&self) -> Vec<TaskId> {
-        let mut changed = self.tasks.status_changes.clone();
+    /// The tasks whose status this session changed (some may have changed back), in id order,
+    /// taken out for close.
+    pub(super) fn take_tasks_with_status_changed(&mut self) -> Vec<TaskId> {
+        let mut changed = std::mem::take(&mut self.tasks.status_changes);
         changed.sort_unstable();
         changed.dedup();
         changed

@@ -18,8 +18,14 @@ struct RunLists {
     tasks: Vec<TaskId>,
 }
 
-/// The tasks on each of `nodes` nodes, in task order: those with a node and a status that is
-/// not completed (`node` and `status` are the task columns).
+/// The node a snapshot task with `node` and `status` is accounted on: its own, unless it has
+/// completed.
+pub(super) fn accounted_node(node: Option<NodeId>, status: TaskStatus) -> Option<NodeId> {
+    node.filter(|_| !status.is_completed())
+}
+
+/// The tasks on each of `nodes` nodes, in task order: those with an `accounted_node` (`node`
+/// and `status` are the task columns).
 pub(super) fn tasks_on_nodes(
     node: &[Option<NodeId>],
     status: &[TaskStatus],
@@ -56,10 +62,8 @@ fn run_lists(
     nodes: usize,
 ) -> RunLists {
     let placed = || {
-        rows.clone().filter_map(|t| match node[t] {
-            Some(n) if !status[t].is_completed() => Some((n.idx(), TaskId(t as u32))),
-            _ => None,
-        })
+        rows.clone()
+            .filter_map(|t| accounted_node(node[t], status[t]).map(|n| (n.idx(), TaskId(t as u32))))
     };
     let mut starts = vec![0u32; nodes + 1];
     placed().for_each(|(n, _)| starts[n + 1] += 1);
