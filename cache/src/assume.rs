@@ -108,6 +108,11 @@ impl ClusterState {
         self.released.free();
         let decided = decisions.binds.len() + decisions.evictions.len();
         self.forget_task_tables_if_mostly_replaced(decided + decisions.pod_conditions.len());
+        // Each replaced pod's old version is then freed as its new one is made, instead of both
+        // living until the next snapshot.
+        if let Some(tables) = &mut self.task_tables {
+            tables.let_go_of(&decisions.replaced_tasks);
+        }
         let mut changed = Vec::new();
         for b in &decisions.binds {
             changed.extend(self.change_live_pod(&b.namespace, &b.name, &b.uid, |pod| {

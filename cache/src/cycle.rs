@@ -152,7 +152,9 @@ pub struct Cycle {
 impl Cycle {
     /// Assumes the decisions into `state` and returns them. The snapshot goes first: it holds
     /// every pod version it listed, and assuming gives each decided pod a new version, so kept
-    /// it would hold two versions of every decided pod (a contended first cycle decides 200k).
+    /// it would hold two versions of every decided pod (a contended first cycle decides 200k);
+    /// the task table `state` keeps of it then lets go of the replaced ones
+    /// (`Decisions::replaced_tasks`).
     pub fn assume(self, state: &mut ClusterState, now: Time) -> Decisions {
         let Cycle {
             snapshot,
@@ -371,7 +373,8 @@ impl CycleDriver {
 }
 
 /// The first decision in which `a` and `b` differ, field by field in `Decisions` order, or
-/// `None` when they decided the same (the metrics, which hold timings, are not compared).
+/// `None` when they decided the same (the metrics, which hold timings, and the replaced rows,
+/// which are ids, are not compared).
 /// Binds, evictions and queues are compared in order: they come in the order Volcano decides
 /// them. The rest come in job or task id order, which the session from scratch draws afresh
 /// (`ClusterState::shuffle_ids`), so they are compared as sets.

@@ -63,7 +63,7 @@ pub struct ClusterState {
     changed_nodes: BTreeSet<String>,
     /// The job and task side of the last snapshot, whose rows the next one reuses for jobs
     /// whose pods did not change.
-    task_tables: Option<TaskTables>,
+    pub(crate) task_tables: Option<TaskTables>,
     /// What the last snapshot let go of from the one before, freed between cycles (`assume`).
     pub(crate) released: Leftovers,
     /// The last snapshot's serial, while the node tables kept their ids and images since: the

@@ -65,6 +65,9 @@ impl Session {
                 node_lock: bind_node_locks.get(&t).copied(),
             })
             .collect();
+        d.replaced_tasks = (self.binds.iter().map(|&(t, _)| t))
+            .chain(self.evictions.iter().map(|(t, _)| *t))
+            .collect();
         for (t, reason) in &self.evictions {
             d.evictions.push(Eviction {
                 namespace: tasks.namespace[t.idx()].clone(),
@@ -122,7 +125,11 @@ impl Session {
         } = self;
         drop(slots);
         state.leave_node_columns();
-        rayon::spawn(move || drop((state, snap)));
+        // The session lets go of the snapshot now and frees its columns on the pool: a cache
+        // that keeps the snapshot's task table lets go of the replaced pods only while nothing
+        // else holds that table (`TaskTables::let_go_of`).
+        drop((std::mem::take(&mut state.snap), snap));
+        rayon::spawn(move || drop(state));
         d
     }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::api::{ClaimReference, NumaSets, PodGroupStatus, ResourceList};
+use crate::model::TaskId;
 
 use super::{Event, SessionMetrics};
 
@@ -109,6 +110,11 @@ pub struct Decisions {
     pub pod_conditions: Vec<PodConditionUpdate>,
     pub events: Vec<Event>,
     pub numa_bookings: Vec<NumaBooking>,
+    /// The snapshot's task rows of the pods bound or evicted, whose pods assuming these decisions
+    /// replaces: a cache that keeps the snapshot's task table lets go of them first
+    /// (`TaskTables::let_go_of`). Ids, not decisions: they depend on how the snapshot numbered
+    /// its tasks, so the checking mode does not compare them.
+    pub replaced_tasks: Vec<TaskId>,
     /// What the session counted and timed for the metrics.
     pub metrics: SessionMetrics,
 }

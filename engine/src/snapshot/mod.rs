@@ -29,6 +29,7 @@ mod pods_by_group;
 mod queues;
 mod signature;
 mod storage;
+mod superseded_pods;
 mod taint_index;
 mod task_columns;
 mod task_row;
