@@ -19,6 +19,7 @@ mod job_row;
 mod job_task_sums;
 mod jobs;
 mod label_index;
+mod moved_out;
 mod namespaces;
 mod node_refresh;
 mod node_row;

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
+use super::moved_out::MovedOut;
 use super::task_row::TaskRow;
 use super::{NodeTable, TaskTable, TaskTables};
 use crate::api::{Lent, Pod};
@@ -427,8 +428,9 @@ fn assemble<T>(
 }
 
 /// One column of `rows` rows: the earlier pieces moved out of the owned earlier column a run at
-/// a time (its values no piece takes are handed to `unused`, to be freed between cycles) or
-/// cloned from a shared one; the fresh pieces moved from `fresh`, in order.
+/// a time, each run in one copy (`MovedOut`; its values no piece takes are handed to `unused`,
+/// to be freed between cycles), or cloned from a shared one; the fresh pieces moved from
+/// `fresh`, in order.
 fn column<T: Clone + Send + 'static>(
     pieces: &[Piece],
     rows: usize,
@@ -439,15 +441,13 @@ fn column<T: Clone + Send + 'static>(
     match earlier {
         EarlierColumn::None => joined(fresh),
         EarlierColumn::Owned(values) => {
-            let mut taken = values.into_iter();
-            let mut at = 0;
+            let mut values = MovedOut::new(values);
             let mut left = Vec::new();
             let out = assemble(pieces, rows, fresh, |out, start, len| {
-                left.extend(taken.by_ref().take(start - at));
-                out.extend(taken.by_ref().take(len));
-                at = start + len;
+                values.move_to(start, &mut left);
+                values.move_to(start + len, out);
             });
-            left.extend(taken);
+            values.move_to(values.len(), &mut left);
             unused
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
