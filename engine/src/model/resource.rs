@@ -518,6 +518,29 @@ impl Resource {
         (inc, dec)
     }
 
+    /// Adds `over.diff(floor, DimDefault::Zero).0`, what `over` holds beyond `floor` in each
+    /// dimension, without building it: the same values added, dimension by dimension.
+    pub fn add_excess(&mut self, over: &Resource, floor: &Resource) -> &mut Self {
+        if over.milli_cpu > floor.milli_cpu {
+            self.milli_cpu += over.milli_cpu - floor.milli_cpu;
+        }
+        if over.memory > floor.memory {
+            self.memory += over.memory - floor.memory;
+        }
+        for (d, l) in over.scalars() {
+            let r = floor.scalar(d).unwrap_or(0.0);
+            if l > r {
+                self.add_scalar(d, l - r);
+            }
+        }
+        for (d, r) in floor.scalars() {
+            if over.scalar(d).is_none() && 0.0 > r {
+                self.add_scalar(d, -r);
+            }
+        }
+        self
+    }
+
     /// `MinDimensionResource(rr, dv)`: per-dimension min in place.
     pub fn min_dimension(&mut self, rr: &Resource, dv: DimDefault) -> &mut Self {
         self.milli_cpu = self.milli_cpu.min(rr.milli_cpu);
@@ -718,6 +741,37 @@ mod tests {
         assert_eq!((inc.milli_cpu, inc.memory), (3.0, 0.0));
         assert_eq!((dec.milli_cpu, dec.memory), (0.0, 2.0));
         assert_eq!(a.exceeded_part(&b).milli_cpu, 3.0);
+    }
+
+    #[test]
+    fn adding_the_excess_adds_what_diff_increases_dimension_by_dimension() {
+        let (gpu, npu, fpga) = (
+            Dim::of("nvidia.com/gpu"),
+            Dim::of("x.com/npu"),
+            Dim::of("y.com/fpga"),
+        );
+        let mut over = Resource::cpu_mem(5.0, 1.0);
+        over.set_scalar(gpu, 4.0);
+        over.set_scalar(npu, 1.0);
+        let mut floor = Resource::cpu_mem(2.0, 3.0);
+        floor.set_scalar(npu, 2.0);
+        floor.set_scalar(fpga, -1.0);
+        let mut sum = Resource::cpu_mem(1.0, 1.0);
+        sum.set_scalar(npu, 7.0);
+        let mut expected = sum.clone();
+        expected.add(&over.diff(&floor, DimDefault::Zero).0);
+        sum.add_excess(&over, &floor);
+        assert_eq!(sum, expected);
+        assert_eq!(
+            (
+                sum.milli_cpu,
+                sum.memory,
+                sum.scalar(gpu),
+                sum.scalar(npu),
+                sum.scalar(fpga)
+            ),
+            (4.0, 1.0, Some(4.0), Some(7.0), Some(1.0))
+        );
     }
 
     #[test]

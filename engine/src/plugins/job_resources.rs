@@ -97,6 +97,13 @@ pub(crate) fn elastic(ssn: &SessionState, j: JobId) -> Resource {
     ssn.jobs.allocated[j].diff(min, DimDefault::Zero).0
 }
 
+/// Adds `elastic(j)` to `sum` without building it.
+pub(crate) fn add_elastic(ssn: &SessionState, j: JobId, sum: &mut Resource) {
+    let empty = Resource::empty();
+    let min = min_resources(ssn, j).unwrap_or(&empty);
+    sum.add_excess(&ssn.jobs.allocated[j], min);
+}
+
 /// What an admitted job still reserves at session open: `DeductSchGated(GetInqueueResource)`
 /// for an Inqueue PodGroup with `minResources`, and for a Running one whose allocated tasks
 /// reach `minMember` (a finished driver must not re-reserve its gang).
