@@ -117,17 +117,17 @@ impl Session {
         d.numa_bookings = std::mem::take(&mut self.state.numa_bookings);
         self.state.metrics.search = self.state.take_search_timings();
         d.metrics = std::mem::take(&mut self.state.metrics);
-        // Plugins go now (one may come from a library); freeing the session's columns and the
-        // snapshot, a few shared strings and pointers per task, took a third of a large close,
-        // so the thread pool frees them while the caller carries on with the decisions.
+        // Plugins go now (one may come from a library); freeing the session's columns, a few
+        // shared strings and pointers per task, took a third of a large close, so the thread
+        // pool frees them while the caller carries on with the decisions. The snapshot is let go
+        // of here instead (a cycle's caller holds it too, `Cycle`): a cache that keeps its task
+        // table lets go of the replaced pods only while nothing else holds that table
+        // (`TaskTables::let_go_of`).
         let Session {
             mut state, slots, ..
         } = self;
         drop(slots);
         state.leave_node_columns();
-        // The session lets go of the snapshot now and frees its columns on the pool: a cache
-        // that keeps the snapshot's task table lets go of the replaced pods only while nothing
-        // else holds that table (`TaskTables::let_go_of`).
         drop((std::mem::take(&mut state.snap), snap));
         rayon::spawn(move || drop(state));
         d
