@@ -1,9 +1,9 @@
 //! An owned column whose values are moved out a run at a time, each run in one copy.
 //!
 //! A snapshot build takes most of its task rows from the earlier table's columns, in runs at
-//! increasing positions. Moving the values of a column of strings or resources out one by one
-//! through its iterator cost more than the copy itself (the iterator is checked per value); a
-//! run is one block of memory, so it is copied as one.
+//! increasing positions. Through the column's iterator each value of a column of strings or
+//! resources would be moved with a check and a step of its own; a run is one block of memory,
+//! so it is copied as one.
 
 use std::mem::ManuallyDrop;
 use std::ptr;

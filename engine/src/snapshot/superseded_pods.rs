@@ -3,9 +3,9 @@
 //! A cache keeps the last snapshot's task tables so the next build can take the rows of
 //! unchanged pods (`earlier_tasks`), and a row holds its pod. When a cycle binds many pods, the
 //! cache makes a new version of each while the kept rows still hold the old one: both would live
-//! until the next snapshot, and on `large`'s first cycle (50k binds) that set the process's peak
-//! memory. A row whose pod is about to be replaced can never be taken again (rows are matched to
-//! pods by address), so it may as well hold nothing of it.
+//! until the next snapshot, and on `large`'s first cycle (50k binds) that would set the
+//! process's peak memory. A row whose pod is about to be replaced can never be taken again (rows
+//! are matched to pods by address), so it may as well hold nothing of it.
 
 use std::sync::{Arc, LazyLock};
 
