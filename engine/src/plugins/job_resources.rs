@@ -3,7 +3,7 @@
 //! `GetElasticResources`.
 
 use crate::framework::SessionState;
-use crate::model::{Dim, DimDefault, JobId, Resource, ResourceName, is_scalar_resource_name};
+use crate::model::{Dim, JobId, Resource, ResourceName, is_scalar_resource_name};
 
 /// The scheduling gate Volcano itself puts on pods awaiting queue admission.
 const QUEUE_ALLOCATION_GATE: &str = "scheduling.volcano.sh/queue-allocation-gate";
@@ -92,9 +92,9 @@ pub(crate) fn deduct_sch_gated(ssn: &SessionState, j: JobId, r: &Resource) -> Re
 
 /// `GetElasticResources`: what the job holds beyond its `minResources`.
 pub(crate) fn elastic(ssn: &SessionState, j: JobId) -> Resource {
-    let empty = Resource::empty();
-    let min = min_resources(ssn, j).unwrap_or(&empty);
-    ssn.jobs.allocated[j].diff(min, DimDefault::Zero).0
+    let mut elastic = Resource::empty();
+    add_elastic(ssn, j, &mut elastic);
+    elastic
 }
 
 /// Adds `elastic(j)` to `sum` without building it.
